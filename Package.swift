@@ -1,0 +1,55 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "keepalive",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "keepalive", targets: ["keepalive"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    ],
+    targets: [
+        // C libraries, linked from the system (Debian / Raspberry Pi OS packages).
+        .systemLibrary(
+            name: "CMosquitto", path: "Sources/CMosquitto", pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]),
+        .systemLibrary(
+            name: "CGPS", path: "Sources/CGPS", pkgConfig: "libgps",
+            providers: [.apt(["libgps-dev"])]),
+        .systemLibrary(
+            name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]),
+
+        .target(
+            name: "Store",
+            dependencies: ["CSQLite", .product(name: "Logging", package: "swift-log")]),
+        .target(
+            name: "Bus",
+            dependencies: ["CMosquitto", .product(name: "Logging", package: "swift-log")]),
+        .target(
+            name: "Agent",
+            dependencies: [
+                "Store", "Bus", "CGPS",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
+        .executableTarget(
+            name: "keepalive",
+            dependencies: ["Agent", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+
+        // Test support: real mosquitto, gpsd via gpsfake, the agent binary, MQTT clients.
+        .target(name: "TestKit", path: "Tests/TestKit"),
+        .testTarget(name: "TestKitTests", dependencies: ["TestKit"]),
+        .testTarget(
+            name: "AgentTests", dependencies: ["Agent", "TestKit"],
+            resources: [.copy("Fixtures")]),
+    ],
+    swiftLanguageModes: [.v6]
+)

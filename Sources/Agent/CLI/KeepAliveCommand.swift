@@ -1,0 +1,16 @@
+import ArgumentParser
+
+/// `keepalive`: the edge agent and its tools.
+public struct KeepAliveCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "keepalive",
+        abstract: "KeepAlive edge agent: GPS and heart rate from a Raspberry Pi, stored locally, published over MQTT.",
+        version: KeepAliveVersion.string,
+        subcommands: [RunCommand.self, QueryCommand.self, ExportCommand.self, CheckConfigCommand.self])
+
+    public init() {}
+}
+
+public enum KeepAliveVersion {
+    public static let string = "0.1.0"
+}

@@ -1,0 +1,18 @@
+import ArgumentParser
+import Logging
+
+/// `keepalive run`: the agent itself, until SIGTERM/SIGINT.
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run the agent: read the sensors, store, publish, answer queries.")
+
+    @OptionGroup var options: CommonOptions
+
+    func run() async throws {
+        let config = try options.loadConfig()
+        AgentLogging.bootstrap(level: options.logLevel.level)
+        let logger = Logger(label: "keepalive")
+        try await AgentRunner(config: config, logger: logger).run()
+    }
+}

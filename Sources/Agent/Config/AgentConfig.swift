@@ -1,0 +1,113 @@
+import Foundation
+
+/// The validated configuration of one agent: every key of `config.toml`, with its default applied.
+///
+/// Built only by `ConfigLoader`, so a value of this type has passed validation.
+public struct AgentConfig: Sendable, Equatable {
+    public var device: Device
+    public var mqtt: MQTT
+    public var gps: GPS
+    public var hr: HeartRate
+    public var store: Store
+    public var schedule: Schedule
+    public var query: Query
+    public var health: Health
+
+    public struct Device: Sendable, Equatable {
+        /// One MQTT topic level; defaults to the hostname.
+        public var id: String
+        /// IANA zone name; local days (and so daily aggregates) are cut in this zone.
+        public var timezone: String
+    }
+
+    public enum ProtocolVersion: Int, Sendable, Equatable {
+        case v311 = 311
+        case v5 = 5
+    }
+
+    public struct MQTT: Sendable, Equatable {
+        public var host: String
+        public var port: Int
+        public var protocolVersion: ProtocolVersion
+        public var tls: Bool
+        public var cafile: String
+        public var certfile: String
+        public var keyfile: String
+        public var tlsInsecure: Bool
+        public var username: String
+        /// A file holding the password; the password itself never appears in the config.
+        public var passwordFile: String
+        public var prefix: String
+        public var clientID: String
+        public var keepaliveS: Int
+        public var sessionExpiryS: Int
+        public var reconnectMinS: Double
+        public var reconnectMaxS: Double
+        public var maxInflight: Int
+        /// Optional OwnTracks mirror, e.g. `owntracks/alice/pi`; empty = off.
+        public var owntracksTopic: String
+    }
+
+    public struct GPS: Sendable, Equatable {
+        public var enabled: Bool
+        public var host: String
+        public var port: Int
+        public var fixTimeoutS: Double
+        public var maxRateHz: Double
+        public var reconnectMaxS: Double
+    }
+
+    public enum HRTransport: String, Sendable, Equatable, CaseIterable {
+        case mqtt, serial, command, udp, none
+    }
+
+    public struct HeartRate: Sendable, Equatable {
+        public var transport: HRTransport
+        public var topic: String
+        public var serialDevice: String
+        public var baud: Int
+        public var command: [String]
+        public var udpPort: Int
+        public var stallTimeoutS: Double
+        public var reacquireMaxS: Double
+        public var maxLineBytes: Int
+    }
+
+    public enum Synchronous: String, Sendable, Equatable, CaseIterable {
+        case full, normal
+    }
+
+    public struct Store: Sendable, Equatable {
+        public var path: String
+        public var synchronous: Synchronous
+        public var batchMs: Int
+        public var retentionDays: Int
+        /// 0 = no cap.
+        public var maxBytes: Int
+    }
+
+    public struct Schedule: Sendable, Equatable {
+        public var locationIntervalS: Int
+        public var todayIntervalS: Int
+        public var statusIntervalS: Int
+        public var dailyGraceS: Int
+    }
+
+    public struct Query: Sendable, Equatable {
+        /// Topics answered besides the device's own `<prefix>/<device>/selection/date`.
+        public var extraTopics: [String]
+        public var ratePerS: Double
+        public var burst: Int
+        public var maxReplyBytes: Int
+    }
+
+    public struct Health: Sendable, Equatable {
+        public var maxHR: Int
+        public var restingHR: Int
+    }
+}
+
+extension AgentConfig {
+    /// `<prefix>/<device>`, the root of every topic the agent publishes.
+    public var topicRoot: String { "\(mqtt.prefix)/\(device.id)" }
+}

@@ -1,0 +1,52 @@
+/// How to reach the broker and who to be there.
+public struct MQTTClientOptions: Sendable {
+    public var host: String
+    public var port: Int
+    public var clientID: String
+    /// 5 for MQTT v5, 311 for 3.1.1.
+    public var protocolVersion: Int
+    public var keepaliveS: Int
+    /// v5 Session Expiry Interval; with 3.1.1 a non-zero value means a persistent session.
+    public var sessionExpiryS: UInt32
+    public var username: String?
+    public var password: String?
+    public var tls: TLS?
+    /// Set before every connect, so the broker announces it if the agent vanishes.
+    public var will: MQTTMessage?
+    public var reconnectMinS: Double
+    public var reconnectMaxS: Double
+
+    public struct TLS: Sendable {
+        public var cafile: String
+        public var certfile: String?
+        public var keyfile: String?
+        /// Skip host name verification: only by explicit choice.
+        public var insecure: Bool
+
+        public init(cafile: String, certfile: String? = nil, keyfile: String? = nil, insecure: Bool = false) {
+            self.cafile = cafile
+            self.certfile = certfile
+            self.keyfile = keyfile
+            self.insecure = insecure
+        }
+    }
+
+    public init(
+        host: String, port: Int, clientID: String, protocolVersion: Int = 5, keepaliveS: Int = 60,
+        sessionExpiryS: UInt32 = 604_800, username: String? = nil, password: String? = nil, tls: TLS? = nil,
+        will: MQTTMessage? = nil, reconnectMinS: Double = 1, reconnectMaxS: Double = 60
+    ) {
+        self.host = host
+        self.port = port
+        self.clientID = clientID
+        self.protocolVersion = protocolVersion
+        self.keepaliveS = keepaliveS
+        self.sessionExpiryS = sessionExpiryS
+        self.username = username
+        self.password = password
+        self.tls = tls
+        self.will = will
+        self.reconnectMinS = reconnectMinS
+        self.reconnectMaxS = reconnectMaxS
+    }
+}

@@ -1,0 +1,2 @@
+#include <gps.h>
+#include <sys/timex.h>
