@@ -1,8 +1,74 @@
+import Bus
+import Foundation
 import Logging
+import ServiceLifecycle
+import Store
 
-/// Placeholder until the services are wired.
+/// Assembles the agent from its configuration and runs it until SIGTERM or SIGINT.
 struct AgentRunner {
     let config: AgentConfig
     let logger: Logger
-    func run() async throws {}
+
+    func run() async throws {
+        let since = Date()
+        let store: Store
+        do {
+            store = try Store(path: config.store.path, synchronous: config.store.synchronous.rawValue, logger: logger)
+        } catch {
+            logger.critical("cannot open the store", metadata: ["path": "\(config.store.path)", "error": "\(error)"])
+            throw ExitCodeError.cannotCreate
+        }
+        if let aside = store.movedAsideCorruptFile {
+            logger.error("the store was damaged and has been replaced", metadata: ["kept_as": "\(aside)"])
+        }
+
+        let statusTopic = "\(config.topicRoot)/status"
+        let willSeq = try await store.reserveSeq()
+        let options = try MQTTOptionsFactory.options(
+            for: config,
+            will: MQTTMessage(
+                topic: statusTopic, payload: StatusReporter.offlineDocument(seq: willSeq, since: since).bytes, retain: true,
+                properties: .json))
+        let client = MQTTClient(options: options, logger: Logger(label: "keepalive.mqtt"))
+        let drain = OutboxDrain(
+            store: store, client: client, maxInflight: config.mqtt.maxInflight,
+            useProperties: config.mqtt.protocolVersion == .v5, logger: Logger(label: "keepalive.outbox"))
+        let board = SensorBoard()
+        let status = StatusReporter(
+            topic: statusTopic, interval: .seconds(config.schedule.statusIntervalS), store: store, board: board,
+            drain: drain, since: since, logger: Logger(label: "keepalive.status"))
+        let bus = BusService(
+            client: client, drain: drain, handlers: [],
+            onConnect: { await status.publish(reason: "connect") },
+            finalMessage: {
+                guard let seq = try? await store.reserveSeq() else { return nil }
+                return MQTTMessage(
+                    topic: statusTopic, payload: StatusReporter.offlineDocument(seq: seq, since: since).bytes, retain: true,
+                    properties: .json)
+            },
+            logger: Logger(label: "keepalive.bus"))
+
+        logger.info(
+            "keepalive starting",
+            metadata: [
+                "version": "\(KeepAliveVersion.string)", "device": "\(config.device.id)", "store": "\(config.store.path)",
+                "broker": "\(config.mqtt.host):\(config.mqtt.port)", "timezone": "\(config.device.timezone)",
+            ])
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [
+                    .init(service: bus, successTerminationBehavior: .gracefullyShutdownGroup),
+                    .init(service: status),
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
+        try await group.run()
+        logger.info("keepalive stopped")
+    }
+}
+
+/// Exit codes from sysexits.h for failures `run` cannot recover from.
+enum ExitCodeError: Error {
+    /// EX_CANTCREAT: the store cannot be opened or created.
+    case cannotCreate
 }

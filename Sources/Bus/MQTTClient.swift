@@ -201,12 +201,15 @@ public final class MQTTClient: @unchecked Sendable {
         mosquitto_log_callback_set(handle, mosquittoOnLog)
         if let will = options.will {
             var properties = options.protocolVersion == 5 ? MosquittoProperties.make(will.properties) : nil
-            defer { mosquitto_property_free_all(&properties) }
             let rc = will.payload.withUnsafeBytes { payload in
                 mosquitto_will_set_v5(
                     handle, will.topic, Int32(payload.count), payload.baseAddress, will.qos.rawValue, will.retain, properties)
             }
-            if rc != MOSQ_ERR_SUCCESS.rawValue { return "will: \(Self.describe(rc))" }
+            // On success libmosquitto owns (and frees) the will's property list; on failure we do.
+            if rc != MOSQ_ERR_SUCCESS.rawValue {
+                mosquitto_property_free_all(&properties)
+                return "will: \(Self.describe(rc))"
+            }
         }
         if let username = options.username {
             let rc = mosquitto_username_pw_set(handle, username, options.password)

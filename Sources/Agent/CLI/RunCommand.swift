@@ -13,6 +13,10 @@ struct RunCommand: AsyncParsableCommand {
         let config = try options.loadConfig()
         AgentLogging.bootstrap(level: options.logLevel.level)
         let logger = Logger(label: "keepalive")
-        try await AgentRunner(config: config, logger: logger).run()
+        do {
+            try await AgentRunner(config: config, logger: logger).run()
+        } catch ExitCodeError.cannotCreate {
+            throw ExitCode(73)  // EX_CANTCREAT
+        }
     }
 }

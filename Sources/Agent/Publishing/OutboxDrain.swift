@@ -1,0 +1,132 @@
+import Bus
+import Logging
+import Store
+
+/// Moves messages from the store's outbox to the broker, in order, at most `maxInflight` at a
+/// time awaiting PUBACK, and deletes each from the outbox only once it is acknowledged.
+///
+/// In-flight marks live here, in memory, on purpose: after a crash or a lost connection every
+/// unacknowledged message is sent again from the oldest (at-least-once), so a durable "in flight"
+/// state would cost an SD-card write per message and change nothing.
+actor OutboxDrain {
+    private let store: Store
+    private let client: MQTTClient
+    private let maxInflight: Int
+    private let useProperties: Bool
+    private let logger: Logger
+
+    private var session: UInt64?
+    /// mid → outbox id, for the current session only (mids restart with every session).
+    private var inflight: [Int32: Int64] = [:]
+    private var lastSentID: Int64 = 0
+    private var acknowledged: [Int64] = []
+    private var pumping = false
+    private var pumpAgain = false
+
+    init(store: Store, client: MQTTClient, maxInflight: Int, useProperties: Bool, logger: Logger) {
+        self.store = store
+        self.client = client
+        self.maxInflight = maxInflight
+        self.useProperties = useProperties
+        self.logger = logger
+    }
+
+    var inflightCount: Int { inflight.count }
+
+    func connected(session: UInt64) async {
+        await flushAcknowledgements()
+        self.session = session
+        inflight = [:]
+        lastSentID = 0
+        await pump()
+    }
+
+    func disconnected() {
+        session = nil
+        inflight = [:]
+    }
+
+    func published(session: UInt64, mid: Int32, reasonCode: Int32) async {
+        guard session == self.session, let id = inflight.removeValue(forKey: mid) else { return }
+        if reasonCode >= 0x80 {
+            logger.error("broker refused a message; set aside in the outbox", metadata: ["outbox_id": "\(id)", "reason_code": "\(reasonCode)"])
+            try? await store.setAside(id: id, reason: "v5 reason code \(reasonCode)")
+        } else {
+            acknowledged.append(id)
+            if acknowledged.count >= maxInflight { await flushAcknowledgements() }
+        }
+        await pump()
+    }
+
+    /// New messages are in the outbox.
+    func wake() async { await pump() }
+
+    /// Deletes acknowledged messages in one transaction: one fsync for many PUBACKs.
+    func flushAcknowledgements() async {
+        guard !acknowledged.isEmpty else { return }
+        let ids = acknowledged
+        do {
+            try await store.acknowledge(ids: ids)
+            acknowledged.removeAll()
+        } catch {
+            // Kept for the next flush; at worst the messages are sent again after a restart.
+            logger.warning("could not delete acknowledged messages from the outbox", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Only one pump runs at a time (the actor is re-entered at every `await`); a call that
+    /// arrives meanwhile asks the running one to look again.
+    private func pump() async {
+        if pumping {
+            pumpAgain = true
+            return
+        }
+        pumping = true
+        defer { pumping = false }
+        repeat {
+            pumpAgain = false
+            await pumpOnce()
+        } while pumpAgain
+    }
+
+    private func pumpOnce() async {
+        while let session, inflight.count < maxInflight {
+            let entries: [OutboxEntry]
+            do {
+                entries = try await store.pendingMessages(afterID: lastSentID, limit: maxInflight - inflight.count)
+            } catch {
+                logger.warning("cannot read the outbox", metadata: ["error": "\(error)"])
+                return
+            }
+            guard !entries.isEmpty, self.session == session else { return }
+            for entry in entries {
+                do {
+                    let sent = try client.publish(message(for: entry))
+                    guard sent.session == session else { return }
+                    inflight[sent.mid] = entry.id
+                    lastSentID = entry.id
+                } catch MQTTError.notConnected {
+                    return
+                } catch {
+                    // A message libmosquitto refuses outright (oversize, bad UTF-8) would block
+                    // the queue forever: set it aside like a broker refusal.
+                    logger.error("message refused by libmosquitto; set aside", metadata: ["outbox_id": "\(entry.id)", "error": "\(error)"])
+                    try? await store.setAside(id: entry.id, reason: "\(error)")
+                    lastSentID = entry.id
+                }
+            }
+        }
+    }
+
+    private func message(for entry: OutboxEntry) -> MQTTMessage {
+        var properties = MQTTProperties()
+        if useProperties {
+            properties.contentType = entry.contentType
+            properties.payloadIsUTF8 = entry.contentType == "application/json"
+            properties.messageExpiryS = entry.expiryS.map { UInt32(clamping: $0) }
+        }
+        return MQTTMessage(
+            topic: entry.topic, payload: entry.payload, qos: entry.qos == 0 ? .atMostOnce : .atLeastOnce,
+            retain: entry.retain, properties: properties)
+    }
+}

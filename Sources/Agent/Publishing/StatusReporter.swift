@@ -1,0 +1,73 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import Store
+
+/// Publishes `<root>/status` (retained): on connect, on every sensor state change, and every
+/// `status_interval_s`. The offline form is the MQTT will and the last word of a clean stop.
+struct StatusReporter: Service, CustomStringConvertible {
+    let topic: String
+    let interval: Duration
+    let store: Store
+    let board: SensorBoard
+    let drain: OutboxDrain
+    let since: Date
+    let logger: Logger
+
+    var description: String { "StatusReporter(\(topic))" }
+
+    func run() async throws {
+        await board.onChange { await publish(reason: "state change") }
+        await publish(reason: "start")
+        while !Task.isShuttingDownGracefully {
+            // nil when the agent is shutting down: the interval is not waited out.
+            guard (try? await cancelWhenGracefulShutdown({ try await Task.sleep(for: interval) })) != nil else { return }
+            await publish(reason: "interval")
+        }
+    }
+
+    func publish(reason: String) async {
+        let document = await onlineDocument()
+        do {
+            // Supersedable: a status not yet delivered is worthless once a newer one exists.
+            try await store.write(messages: [
+                OutboxDraft(topic: topic, retain: true, supersedable: true) { seq in document(seq).bytes }
+            ])
+            await drain.wake()
+        } catch {
+            logger.warning("cannot queue status", metadata: ["error": "\(error)", "reason": "\(reason)"])
+        }
+    }
+
+    /// The online status, waiting only for its seq.
+    private func onlineDocument() async -> @Sendable (Int64) -> JSONValue {
+        let now = Date()
+        let nowMs = Int64(now.timeIntervalSince1970 * 1000)
+        let gps = await board.gps
+        let heartRate = await board.heartRate
+        let clock = await board.clock
+        let outbox = try? await store.outboxSummary()
+        let space = try? await store.space()
+        func age(_ ms: Int64?) -> JSONValue { .number(ms.map { Double(nowMs - $0) / 1000 }, digits: 1) }
+        let rest: [(String, JSONValue)] = [
+            ("version", .string(KeepAliveVersion.string)),
+            ("since", .timestamp(since)),
+            ("gps", .object([("state", .string(gps.state)), ("last_fix_age_s", age(gps.lastFixMs)), ("reacquisitions", .number(gps.reacquisitions))])),
+            ("hr", .object([("state", .string(heartRate.state)), ("last_sample_age_s", age(heartRate.lastSampleMs)), ("reacquisitions", .number(heartRate.reacquisitions))])),
+            ("outbox", .object([("pending", .number(outbox?.pending)), ("oldest_age_s", age(outbox?.oldestCreatedMs))])),
+            ("store", .object([("bytes", .number(space?.fileBytes)), ("free_bytes", .number(space?.freeDiskBytes))])),
+            ("clock", .object([("source", .string(clock.source)), ("skew_s", .number(clock.skewS, digits: 3))])),
+        ]
+        return { seq in .object([("state", "online"), ("seq", .int(seq))] + rest) }
+    }
+
+    /// `{"state":"offline",…}`: the will, and what a clean stop publishes.
+    static func offlineDocument(seq: Int64, since: Date) -> JSONValue {
+        .object([
+            ("state", "offline"),
+            ("seq", .int(seq)),
+            ("version", .string(KeepAliveVersion.string)),
+            ("since", .timestamp(since)),
+        ])
+    }
+}

@@ -1,0 +1,48 @@
+/// The latest state of each sensor, as the sources report it; read by status and the watchdog.
+actor SensorBoard {
+    struct GPS: Sendable, Equatable {
+        var state = "disconnected"
+        var lastFixMs: Int64?
+        var reacquisitions = 0
+    }
+
+    struct HeartRate: Sendable, Equatable {
+        var state = "disconnected"
+        var lastSampleMs: Int64?
+        var reacquisitions = 0
+    }
+
+    struct Clock: Sendable, Equatable {
+        var source = "system"
+        var skewS: Double?
+    }
+
+    private(set) var gps = GPS()
+    private(set) var heartRate = HeartRate()
+    private(set) var clock = Clock()
+    private var changeHandlers: [@Sendable () async -> Void] = []
+
+    func onChange(_ handler: @escaping @Sendable () async -> Void) { changeHandlers.append(handler) }
+
+    func update(gps newValue: GPS) async {
+        let changed = newValue.state != gps.state
+        gps = newValue
+        if changed { await notify() }
+    }
+
+    func update(heartRate newValue: HeartRate) async {
+        let changed = newValue.state != heartRate.state
+        heartRate = newValue
+        if changed { await notify() }
+    }
+
+    func update(clock newValue: Clock) async {
+        let changed = newValue.source != clock.source
+        clock = newValue
+        if changed { await notify() }
+    }
+
+    private func notify() async {
+        for handler in changeHandlers { await handler() }
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+
+/// A JSON document built in code: keys keep their order (`_type` first, as OwnTracks writes it),
+/// `null` is explicit (the contract says null where there is no data), numbers print plainly.
+public indirect enum JSONValue: Sendable, Equatable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
+    ExpressibleByBooleanLiteral, ExpressibleByNilLiteral
+{
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([(String, JSONValue)])
+
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int) { self = .int(Int64(value)) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(nilLiteral: ()) { self = .null }
+
+    public static func number(_ value: Int?) -> JSONValue { value.map { .int(Int64($0)) } ?? .null }
+    public static func number(_ value: Int64?) -> JSONValue { value.map { .int($0) } ?? .null }
+    /// A finite double rounded to `digits` decimals; NaN and infinities become null.
+    public static func number(_ value: Double?, digits: Int = 6) -> JSONValue {
+        guard let value, value.isFinite else { return .null }
+        let scale = pow(10, Double(digits))
+        return .double((value * scale).rounded() / scale)
+    }
+    public static func text(_ value: String?) -> JSONValue { value.map { .string($0) } ?? .null }
+
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): true
+        case (.bool(let a), .bool(let b)): a == b
+        case (.int(let a), .int(let b)): a == b
+        case (.double(let a), .double(let b)): a == b
+        case (.string(let a), .string(let b)): a == b
+        case (.array(let a), .array(let b)): a == b
+        case (.object(let a), .object(let b)): a.elementsEqual(b) { $0.0 == $1.0 && $0.1 == $1.1 }
+        default: false
+        }
+    }
+
+    /// Compact JSON text.
+    public var text: String {
+        var output = ""
+        write(to: &output)
+        return output
+    }
+
+    public var bytes: [UInt8] { Array(text.utf8) }
+
+    private func write(to output: inout String) {
+        switch self {
+        case .null: output += "null"
+        case .bool(let value): output += value ? "true" : "false"
+        case .int(let value): output += String(value)
+        case .double(let value):
+            if value == value.rounded(), abs(value) < 1e15 {
+                output += String(Int64(value))
+            } else {
+                output += "\(value)"
+            }
+        case .string(let value): Self.writeString(value, to: &output)
+        case .array(let values):
+            output += "["
+            for (index, value) in values.enumerated() {
+                if index > 0 { output += "," }
+                value.write(to: &output)
+            }
+            output += "]"
+        case .object(let members):
+            output += "{"
+            for (index, (key, value)) in members.enumerated() {
+                if index > 0 { output += "," }
+                Self.writeString(key, to: &output)
+                output += ":"
+                value.write(to: &output)
+            }
+            output += "}"
+        }
+    }
+
+    private static func writeString(_ value: String, to output: inout String) {
+        output += "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": output += "\\\""
+            case "\\": output += "\\\\"
+            case "\n": output += "\\n"
+            case "\r": output += "\\r"
+            case "\t": output += "\\t"
+            case _ where scalar.value < 0x20: output += String(format: "\\u%04x", scalar.value)
+            default: output.unicodeScalars.append(scalar)
+            }
+        }
+        output += "\""
+    }
+}
+
+extension JSONValue {
+    /// ISO-8601 in UTC with milliseconds, the form every timestamp in a payload takes.
+    public static func timestamp(_ date: Date) -> JSONValue { .string(ISO8601.format(date)) }
+}
+
+public enum ISO8601 {
+    public static func format(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
+    }
+
+    /// Local time with its offset, e.g. `2026-03-29T00:00:00+01:00`, for a local day's bounds.
+    public static func formatLocal(_ date: Date, timeZone: TimeZone) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = timeZone
+        formatter.dateFormat = "yyyy-MM-dd'T'HH:mm:ssxxxxx"
+        return formatter.string(from: date)
+    }
+}

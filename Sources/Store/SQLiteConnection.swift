@@ -1,0 +1,84 @@
+import CSQLite
+import Foundation
+
+/// One SQLite connection: a small, safe face over the C API (the GRDB idea, without the rest).
+/// Not thread-safe: an owner (the `Store` actor, a CLI command) uses it from one place at a time.
+public final class SQLiteConnection {
+    let handle: OpaquePointer
+    private var statementCache: [String: SQLiteStatement] = [:]
+
+    public init(path: String, readOnly: Bool = false) throws {
+        var db: OpaquePointer?
+        let flags = readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        let rc = sqlite3_open_v2(path, &db, flags | SQLITE_OPEN_NOMUTEX, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
+            sqlite3_close_v2(db)
+            throw SQLiteError(code: rc, message: message)
+        }
+        handle = db
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, 5000)
+    }
+
+    deinit {
+        statementCache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// Runs SQL without results (several statements allowed).
+    public func execute(_ sql: String) throws {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
+        if rc != SQLITE_OK {
+            let message = errorMessage.map { String(cString: $0) } ?? lastErrorMessage
+            sqlite3_free(errorMessage)
+            throw SQLiteError(code: rc, message: message)
+        }
+    }
+
+    /// A prepared statement, cached by its text: ingest runs the same few statements all day.
+    public func statement(_ sql: String) throws -> SQLiteStatement {
+        if let cached = statementCache[sql] {
+            cached.reset()
+            return cached
+        }
+        let statement = try SQLiteStatement(connection: self, sql: sql)
+        statementCache[sql] = statement
+        return statement
+    }
+
+    /// Runs `body` in one transaction (BEGIN IMMEDIATE): all of it is committed, or none.
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            // After SQLITE_FULL SQLite may already have rolled back; a second ROLLBACK is harmless.
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// The single value of a one-row, one-column query (a PRAGMA, a count).
+    public func scalarInt(_ sql: String) throws -> Int64? {
+        let statement = try self.statement(sql)
+        return try statement.step() ? statement.int64(0) : nil
+    }
+
+    public func scalarText(_ sql: String) throws -> String? {
+        let statement = try self.statement(sql)
+        return try statement.step() ? statement.text(0) : nil
+    }
+
+    var lastErrorMessage: String { String(cString: sqlite3_errmsg(handle)) }
+
+    func check(_ rc: Int32) throws {
+        if rc != SQLITE_OK { throw SQLiteError(code: rc, message: lastErrorMessage) }
+    }
+}

@@ -1,0 +1,25 @@
+import CSQLite
+
+/// An error from SQLite, with its (extended) result code and message.
+public struct SQLiteError: Error, CustomStringConvertible, Equatable {
+    public let code: Int32
+    public let message: String
+
+    public init(code: Int32, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// The primary result code (`SQLITE_FULL`, `SQLITE_IOERR`, …) without the extended bits.
+    public var primaryCode: Int32 { code & 0xFF }
+
+    /// The disk is full or the file cannot be written: worth retrying later, nothing is corrupt.
+    public var isStorageUnavailable: Bool {
+        [SQLITE_FULL, SQLITE_READONLY, SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_BUSY, SQLITE_LOCKED].contains(primaryCode)
+    }
+
+    /// The file is not a database or is damaged.
+    public var isCorruption: Bool { primaryCode == SQLITE_CORRUPT || primaryCode == SQLITE_NOTADB }
+
+    public var description: String { "SQLite error \(code): \(message)" }
+}

@@ -1,0 +1,102 @@
+import CSQLite
+
+/// A prepared statement: bind by 1-based index, step, read columns by 0-based index.
+public final class SQLiteStatement {
+    private let handle: OpaquePointer
+    private unowned let connection: SQLiteConnection
+
+    // SQLITE_TRANSIENT does not import into Swift: SQLite must copy the bytes we pass.
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    init(connection: SQLiteConnection, sql: String) throws {
+        var statement: OpaquePointer?
+        let rc = sqlite3_prepare_v3(connection.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard rc == SQLITE_OK, let statement else {
+            throw SQLiteError(code: rc, message: connection.lastErrorMessage)
+        }
+        self.handle = statement
+        self.connection = connection
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    /// Binds values in order, starting at parameter 1; nil binds NULL.
+    @discardableResult
+    public func bind(_ values: SQLiteValue?...) throws -> SQLiteStatement {
+        try bind(values)
+    }
+
+    @discardableResult
+    public func bind(_ values: [SQLiteValue?]) throws -> SQLiteStatement {
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            let rc: Int32
+            switch value {
+            case nil: rc = sqlite3_bind_null(handle, index)
+            case .integer(let int)?: rc = sqlite3_bind_int64(handle, index, int)
+            case .real(let double)?: rc = sqlite3_bind_double(handle, index, double)
+            case .text(let text)?: rc = sqlite3_bind_text(handle, index, text, -1, Self.transient)
+            case .blob(let bytes)?:
+                rc = bytes.withUnsafeBytes { raw in
+                    sqlite3_bind_blob(handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count), Self.transient)
+                }
+            }
+            try connection.check(rc)
+        }
+        return self
+    }
+
+    /// Advances to the next row; false when done.
+    public func step() throws -> Bool {
+        let rc = sqlite3_step(handle)
+        switch rc {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let error = SQLiteError(code: rc, message: connection.lastErrorMessage)
+            sqlite3_reset(handle)
+            throw error
+        }
+    }
+
+    /// Runs a statement that returns no rows.
+    public func run() throws {
+        while try step() {}
+        sqlite3_reset(handle)
+    }
+
+    public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+    public func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+    public func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(handle, column)) }
+    public func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
+    public func optionalDouble(_ column: Int32) -> Double? { isNull(column) ? nil : double(column) }
+    public func optionalInt(_ column: Int32) -> Int? { isNull(column) ? nil : int(column) }
+
+    public func text(_ column: Int32) -> String {
+        guard let pointer = sqlite3_column_text(handle, column) else { return "" }
+        return String(cString: pointer)
+    }
+
+    public func optionalText(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
+
+    public func blob(_ column: Int32) -> [UInt8] {
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count > 0, let pointer = sqlite3_column_blob(handle, column) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+}
+
+public enum SQLiteValue: Sendable, Equatable {
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob([UInt8])
+
+    public static func int(_ value: Int?) -> SQLiteValue? { value.map { .integer(Int64($0)) } }
+    public static func double(_ value: Double?) -> SQLiteValue? { value.map { .real($0) } }
+}

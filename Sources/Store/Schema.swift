@@ -1,0 +1,74 @@
+/// The store's schema, as numbered migrations. `PRAGMA user_version` holds the number of the
+/// last one applied: a newer binary applies the missing ones in one transaction each; an older
+/// binary refuses a file whose version it does not know, rather than misread it.
+enum Schema {
+    static let migrations: [String] = [
+        // 1: the first layout.
+        """
+        CREATE TABLE fix (
+            id INTEGER PRIMARY KEY,
+            ts_ms INTEGER NOT NULL UNIQUE,        -- fix time (see time_source), Unix ms
+            received_ms INTEGER NOT NULL,         -- system time when it arrived
+            lat REAL NOT NULL,
+            lon REAL NOT NULL,
+            alt_hae REAL, alt_msl REAL,           -- m
+            speed REAL, track REAL, climb REAL,   -- m/s, degrees true, m/s
+            eph REAL, epv REAL,                   -- m, 95 % (gpsd)
+            mode INTEGER NOT NULL,                -- 2 = 2D, 3 = 3D
+            satellites INTEGER,
+            time_source TEXT NOT NULL             -- 'gps' | 'system'
+        );
+        CREATE TABLE hr_sample (
+            id INTEGER PRIMARY KEY,
+            sensor TEXT NOT NULL,
+            ts_ms INTEGER NOT NULL,
+            received_ms INTEGER NOT NULL,
+            bpm INTEGER NOT NULL,
+            contact INTEGER NOT NULL,             -- 0 unsupported, 1 not detected, 2 detected
+            energy_kj INTEGER,
+            valid INTEGER NOT NULL,               -- 0: kept but excluded from aggregates
+            raw BLOB NOT NULL,                    -- the 0x2A37 value as received
+            UNIQUE (sensor, ts_ms)
+        );
+        CREATE INDEX hr_sample_by_time ON hr_sample (ts_ms);
+        CREATE TABLE rr_interval (
+            sample_id INTEGER NOT NULL REFERENCES hr_sample (id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,            -- order within the notification, oldest first
+            ts_ms INTEGER NOT NULL,               -- back-dated from the notification time
+            rr_1024 INTEGER NOT NULL,             -- 1/1024 s, as the sensor sent it
+            PRIMARY KEY (sample_id, position)
+        ) WITHOUT ROWID;
+        CREATE INDEX rr_interval_by_time ON rr_interval (ts_ms);
+        CREATE TABLE outbox (
+            id INTEGER PRIMARY KEY AUTOINCREMENT, -- delivery order
+            seq INTEGER NOT NULL,
+            topic TEXT NOT NULL,
+            payload BLOB NOT NULL,
+            qos INTEGER NOT NULL,
+            retain INTEGER NOT NULL,
+            content_type TEXT,
+            expiry_s INTEGER,
+            supersedable INTEGER NOT NULL,        -- a newer message on the topic may replace it
+            created_ms INTEGER NOT NULL,
+            rejected_reason TEXT                  -- set aside after a broker refusal (v5 reason ≥ 0x80)
+        );
+        CREATE INDEX outbox_pending ON outbox (id) WHERE rejected_reason IS NULL;
+        CREATE INDEX outbox_supersedable ON outbox (topic) WHERE supersedable = 1;
+        CREATE TABLE day_aggregate (
+            date TEXT PRIMARY KEY,                -- local YYYY-MM-DD in tz
+            tz TEXT NOT NULL,
+            payload TEXT NOT NULL,                -- the health aggregate JSON (without seq)
+            final INTEGER NOT NULL,
+            updated_ms INTEGER NOT NULL,
+            published_payload TEXT                -- what was last published, to republish on change only
+        );
+        CREATE TABLE agent_state (
+            key TEXT PRIMARY KEY,
+            value INTEGER NOT NULL
+        );
+        INSERT INTO agent_state (key, value) VALUES ('seq', 0);
+        """
+    ]
+
+    static var latestVersion: Int { migrations.count }
+}

@@ -1,0 +1,383 @@
+import CSQLite
+import Foundation
+import Logging
+
+public enum StoreError: Error, CustomStringConvertible {
+    case newerSchema(found: Int, supported: Int, path: String)
+    case sqlite(SQLiteError, path: String)
+
+    public var description: String {
+        switch self {
+        case .newerSchema(let found, let supported, let path):
+            "\(path) has schema version \(found), newer than this keepalive understands (\(supported)); install a newer keepalive or move the file away"
+        case .sqlite(let error, let path):
+            "\(path): \(error)"
+        }
+    }
+}
+
+/// The agent's SQLite store: fixes, heart-rate notifications, daily aggregates, agent state and
+/// the durable outbox, in one WAL-mode file.
+///
+/// An actor: one writer connection, used by one task at a time. Every write is one transaction,
+/// so a message in the outbox is committed together with the data it reports, or not at all.
+public actor Store {
+    public let path: String
+    /// Set when the file was found damaged at start and moved aside to this path.
+    public nonisolated let movedAsideCorruptFile: String?
+
+    private let db: SQLiteConnection
+    private let logger: Logger
+    private var seq: Int64
+
+    public init(path: String, synchronous: String = "full", logger: Logger = Logger(label: "keepalive.store")) throws {
+        self.path = path
+        self.logger = logger
+        try Self.ensureDirectory(of: path)
+        var movedAside: String?
+        var connection: SQLiteConnection
+        do {
+            connection = try Self.openChecked(path: path, synchronous: synchronous)
+        } catch let error as SQLiteError where error.isCorruption {
+            let aside = try Self.moveAside(path)
+            logger.error("store file is damaged; moved aside, starting a new one", metadata: ["moved_to": "\(aside)", "error": "\(error)"])
+            movedAside = aside
+            do {
+                connection = try Self.openChecked(path: path, synchronous: synchronous)
+            } catch let error as SQLiteError {
+                throw StoreError.sqlite(error, path: path)
+            }
+        } catch let error as SQLiteError {
+            throw StoreError.sqlite(error, path: path)
+        }
+        do {
+            try Self.migrate(connection, path: path)
+            seq = try connection.scalarInt("SELECT value FROM agent_state WHERE key = 'seq'") ?? 0
+        } catch let error as SQLiteError {
+            throw StoreError.sqlite(error, path: path)
+        }
+        db = connection
+        movedAsideCorruptFile = movedAside
+    }
+
+    /// Opens, sets the pragmas, and runs `PRAGMA quick_check`; a damaged file throws SQLITE_CORRUPT.
+    private static func openChecked(path: String, synchronous: String) throws -> SQLiteConnection {
+        let connection = try SQLiteConnection(path: path)
+        try connection.execute("PRAGMA journal_mode = WAL")
+        try connection.execute("PRAGMA synchronous = \(synchronous == "normal" ? "NORMAL" : "FULL")")
+        try connection.execute("PRAGMA foreign_keys = ON")
+        // Keep the WAL from growing without bound between checkpoints on a busy day.
+        try connection.execute("PRAGMA journal_size_limit = 8388608")
+        let check = try connection.scalarText("PRAGMA quick_check") ?? "no answer"
+        guard check == "ok" else {
+            throw SQLiteError(code: SQLITE_CORRUPT, message: "quick_check: \(check)")
+        }
+        return connection
+    }
+
+    private static func migrate(_ connection: SQLiteConnection, path: String) throws {
+        let version = Int(try connection.scalarInt("PRAGMA user_version") ?? 0)
+        guard version <= Schema.latestVersion else {
+            throw StoreError.newerSchema(found: version, supported: Schema.latestVersion, path: path)
+        }
+        for next in (version + 1)..<(Schema.latestVersion + 1) {
+            try connection.transaction {
+                try connection.execute(Schema.migrations[next - 1])
+                try connection.execute("PRAGMA user_version = \(next)")
+            }
+        }
+    }
+
+    private static func ensureDirectory(of path: String) throws {
+        let directory = (path as NSString).deletingLastPathComponent
+        guard !directory.isEmpty else { return }
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    /// Renames a damaged file (and its -wal/-shm) to `<path>.corrupt-<UTC time>`, keeping it for inspection.
+    private static func moveAside(_ path: String) throws -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+        let aside = "\(path).corrupt-\(formatter.string(from: Date()))"
+        let manager = FileManager.default
+        try manager.moveItem(atPath: path, toPath: aside)
+        for suffix in ["-wal", "-shm"] where manager.fileExists(atPath: path + suffix) {
+            try? manager.moveItem(atPath: path + suffix, toPath: aside + suffix)
+        }
+        return aside
+    }
+
+    // MARK: - Writing
+
+    /// Stores fixes and heart-rate notifications and queues messages, all in one transaction.
+    /// Duplicates (same fix time; same sensor and time) are ignored, so a replay stores nothing.
+    @discardableResult
+    public func write(fixes: [StoredFix] = [], heartRates: [StoredHeartRate] = [], messages: [OutboxDraft] = [])
+        throws -> StoreWriteResult
+    {
+        let seqBefore = seq
+        do {
+            return try db.transaction {
+                var result = StoreWriteResult()
+                for fix in fixes where try insert(fix) { result.fixesInserted += 1 }
+                for heartRate in heartRates where try insert(heartRate) { result.heartRatesInserted += 1 }
+                for message in messages { result.seqs.append(try enqueue(message)) }
+                if !messages.isEmpty {
+                    try db.statement("UPDATE agent_state SET value = ? WHERE key = 'seq'").bind(.integer(seq)).run()
+                }
+                return result
+            }
+        } catch {
+            seq = seqBefore
+            throw error
+        }
+    }
+
+    private func insert(_ fix: StoredFix) throws -> Bool {
+        try db.statement(
+            """
+            INSERT OR IGNORE INTO fix (ts_ms, received_ms, lat, lon, alt_hae, alt_msl, speed, track, climb, eph, epv,
+                                       mode, satellites, time_source)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """
+        ).bind(
+            .integer(fix.timeMs), .integer(fix.receivedMs), .real(fix.lat), .real(fix.lon), .double(fix.altHAE),
+            .double(fix.altMSL), .double(fix.speed), .double(fix.track), .double(fix.climb), .double(fix.eph),
+            .double(fix.epv), .integer(Int64(fix.mode)), .int(fix.satellites), .text(fix.timeSource)
+        ).run()
+        return db.changes > 0
+    }
+
+    private func insert(_ heartRate: StoredHeartRate) throws -> Bool {
+        try db.statement(
+            """
+            INSERT OR IGNORE INTO hr_sample (sensor, ts_ms, received_ms, bpm, contact, energy_kj, valid, raw)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """
+        ).bind(
+            .text(heartRate.sensor), .integer(heartRate.timeMs), .integer(heartRate.receivedMs),
+            .integer(Int64(heartRate.bpm)), .integer(Int64(heartRate.contact)), .int(heartRate.energyKJ),
+            .integer(heartRate.valid ? 1 : 0), .blob(heartRate.raw)
+        ).run()
+        guard db.changes > 0 else { return false }
+        let sampleID = db.lastInsertRowID
+        // RR intervals describe the beats before the notification: the newest ends at its time.
+        var end = heartRate.timeMs
+        var stamps: [Int64] = Array(repeating: 0, count: heartRate.rrIntervals.count)
+        for index in heartRate.rrIntervals.indices.reversed() {
+            stamps[index] = end
+            end -= Int64((Double(heartRate.rrIntervals[index]) * 1000 / 1024).rounded())
+        }
+        let insertRR = "INSERT INTO rr_interval (sample_id, position, ts_ms, rr_1024) VALUES (?, ?, ?, ?)"
+        for (position, rr) in heartRate.rrIntervals.enumerated() {
+            try db.statement(insertRR).bind(
+                .integer(sampleID), .integer(Int64(position)), .integer(stamps[position]), .integer(Int64(rr))
+            ).run()
+        }
+        return true
+    }
+
+    private func enqueue(_ draft: OutboxDraft) throws -> Int64 {
+        if draft.supersedable {
+            try db.statement("DELETE FROM outbox WHERE topic = ? AND supersedable = 1 AND rejected_reason IS NULL")
+                .bind(.text(draft.topic)).run()
+        }
+        seq += 1
+        try db.statement(
+            """
+            INSERT INTO outbox (seq, topic, payload, qos, retain, content_type, expiry_s, supersedable, created_ms)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """
+        ).bind(
+            .integer(seq), .text(draft.topic), .blob(draft.makePayload(seq)), .integer(Int64(draft.qos)),
+            .integer(draft.retain ? 1 : 0), draft.contentType.map { .text($0) }, .int(draft.expiryS),
+            .integer(draft.supersedable ? 1 : 0), .integer(Self.nowMs())
+        ).run()
+        return seq
+    }
+
+    /// Takes the next `seq` for a message that does not go through the outbox (the MQTT will),
+    /// so the counter still never goes back.
+    public func reserveSeq() throws -> Int64 {
+        try db.transaction {
+            seq += 1
+            try db.statement("UPDATE agent_state SET value = ? WHERE key = 'seq'").bind(.integer(seq)).run()
+        }
+        return seq
+    }
+
+    public var currentSeq: Int64 { seq }
+
+    // MARK: - The outbox
+
+    /// Undelivered messages after `afterID`, oldest first.
+    public func pendingMessages(afterID: Int64, limit: Int) throws -> [OutboxEntry] {
+        let statement = try db.statement(
+            """
+            SELECT id, seq, topic, payload, qos, retain, content_type, expiry_s, created_ms FROM outbox
+            WHERE id > ? AND rejected_reason IS NULL ORDER BY id LIMIT ?
+            """
+        ).bind(.integer(afterID), .integer(Int64(limit)))
+        var entries: [OutboxEntry] = []
+        while try statement.step() {
+            entries.append(
+                OutboxEntry(
+                    id: statement.int64(0), seq: statement.int64(1), topic: statement.text(2), payload: statement.blob(3),
+                    qos: statement.int(4), retain: statement.int(5) != 0, contentType: statement.optionalText(6),
+                    expiryS: statement.optionalInt(7), createdMs: statement.int64(8)))
+        }
+        return entries
+    }
+
+    /// The broker has them: they leave the outbox.
+    public func acknowledge(ids: [Int64]) throws {
+        guard !ids.isEmpty else { return }
+        try db.transaction {
+            for id in ids { try db.statement("DELETE FROM outbox WHERE id = ?").bind(.integer(id)).run() }
+        }
+    }
+
+    /// The broker refused it (v5 reason ≥ 0x80): kept, out of the queue, for a person to look at.
+    public func setAside(id: Int64, reason: String) throws {
+        try db.statement("UPDATE outbox SET rejected_reason = ? WHERE id = ?").bind(.text(reason), .integer(id)).run()
+    }
+
+    public struct OutboxSummary: Sendable, Equatable {
+        public var pending: Int
+        public var oldestCreatedMs: Int64?
+        public var setAside: Int
+    }
+
+    public func outboxSummary() throws -> OutboxSummary {
+        let statement = try db.statement(
+            """
+            SELECT count(*) FILTER (WHERE rejected_reason IS NULL),
+                   min(created_ms) FILTER (WHERE rejected_reason IS NULL),
+                   count(*) FILTER (WHERE rejected_reason IS NOT NULL) FROM outbox
+            """)
+        _ = try statement.step()
+        return OutboxSummary(
+            pending: statement.int(0), oldestCreatedMs: statement.isNull(1) ? nil : statement.int64(1),
+            setAside: statement.int(2))
+    }
+
+    // MARK: - Reading
+
+    /// Fixes with `fromMs <= ts_ms < toMs`, in time order (a local day: `LocalDay.bounds`).
+    public func fixes(fromMs: Int64, toMs: Int64) throws -> [StoredFix] {
+        let statement = try db.statement(
+            """
+            SELECT ts_ms, received_ms, lat, lon, alt_hae, alt_msl, speed, track, climb, eph, epv, mode, satellites,
+                   time_source
+            FROM fix WHERE ts_ms >= ? AND ts_ms < ? ORDER BY ts_ms
+            """
+        ).bind(.integer(fromMs), .integer(toMs))
+        var fixes: [StoredFix] = []
+        while try statement.step() {
+            fixes.append(
+                StoredFix(
+                    timeMs: statement.int64(0), receivedMs: statement.int64(1), lat: statement.double(2),
+                    lon: statement.double(3), altHAE: statement.optionalDouble(4), altMSL: statement.optionalDouble(5),
+                    speed: statement.optionalDouble(6), track: statement.optionalDouble(7),
+                    climb: statement.optionalDouble(8), eph: statement.optionalDouble(9), epv: statement.optionalDouble(10),
+                    mode: statement.int(11), satellites: statement.optionalInt(12), timeSource: statement.text(13)))
+        }
+        return fixes
+    }
+
+    /// Heart-rate notifications with `fromMs <= ts_ms < toMs`, in time order, with their RR intervals.
+    public func heartRates(fromMs: Int64, toMs: Int64) throws -> [StoredHeartRate] {
+        let statement = try db.statement(
+            """
+            SELECT s.sensor, s.ts_ms, s.received_ms, s.bpm, s.contact, s.energy_kj, s.valid, s.raw,
+                   (SELECT group_concat(rr_1024) FROM (SELECT rr_1024 FROM rr_interval r WHERE r.sample_id = s.id
+                                                       ORDER BY position))
+            FROM hr_sample s WHERE s.ts_ms >= ? AND s.ts_ms < ? ORDER BY s.ts_ms, s.sensor
+            """
+        ).bind(.integer(fromMs), .integer(toMs))
+        var samples: [StoredHeartRate] = []
+        while try statement.step() {
+            let rr = statement.optionalText(8)?.split(separator: ",").compactMap { Int($0) } ?? []
+            samples.append(
+                StoredHeartRate(
+                    sensor: statement.text(0), timeMs: statement.int64(1), receivedMs: statement.int64(2),
+                    bpm: statement.int(3), contact: statement.int(4), energyKJ: statement.optionalInt(5),
+                    valid: statement.int(6) != 0, raw: statement.blob(7), rrIntervals: rr))
+        }
+        return samples
+    }
+
+    public func saveDayAggregate(_ aggregate: StoredDayAggregate) throws {
+        try db.statement(
+            """
+            INSERT INTO day_aggregate (date, tz, payload, final, updated_ms, published_payload) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (date) DO UPDATE SET tz = excluded.tz, payload = excluded.payload, final = excluded.final,
+                updated_ms = excluded.updated_ms, published_payload = coalesce(excluded.published_payload, published_payload)
+            """
+        ).bind(
+            .text(aggregate.date), .text(aggregate.tz), .text(aggregate.payload), .integer(aggregate.final ? 1 : 0),
+            .integer(aggregate.updatedMs), aggregate.publishedPayload.map { .text($0) }
+        ).run()
+    }
+
+    public func dayAggregate(date: String) throws -> StoredDayAggregate? {
+        let statement = try db.statement(
+            "SELECT date, tz, payload, final, updated_ms, published_payload FROM day_aggregate WHERE date = ?"
+        ).bind(.text(date))
+        guard try statement.step() else { return nil }
+        return StoredDayAggregate(
+            date: statement.text(0), tz: statement.text(1), payload: statement.text(2), final: statement.int(3) != 0,
+            updatedMs: statement.int64(4), publishedPayload: statement.optionalText(5))
+    }
+
+    // MARK: - Retention and size
+
+    /// Deletes up to `limit` raw rows older than `beforeMs` per table, in short transactions so
+    /// ingest never waits long; call repeatedly until it returns 0. Aggregates are kept.
+    public func pruneRawRows(beforeMs: Int64, limit: Int = 2000) throws -> Int {
+        var deleted = 0
+        try db.transaction {
+            try db.statement("DELETE FROM fix WHERE id IN (SELECT id FROM fix WHERE ts_ms < ? ORDER BY ts_ms LIMIT ?)")
+                .bind(.integer(beforeMs), .integer(Int64(limit))).run()
+            deleted += db.changes
+            try db.statement(
+                "DELETE FROM hr_sample WHERE id IN (SELECT id FROM hr_sample WHERE ts_ms < ? ORDER BY ts_ms LIMIT ?)"
+            ).bind(.integer(beforeMs), .integer(Int64(limit))).run()
+            deleted += db.changes
+        }
+        return deleted
+    }
+
+    /// The time of the oldest raw row, for a size cap that removes the oldest first.
+    public func oldestRawTimeMs() throws -> Int64? {
+        let statement = try db.statement("SELECT min(t) FROM (SELECT min(ts_ms) AS t FROM fix UNION ALL SELECT min(ts_ms) FROM hr_sample)")
+        guard try statement.step(), !statement.isNull(0) else { return nil }
+        return statement.int64(0)
+    }
+
+    public struct SpaceReport: Sendable, Equatable {
+        /// Bytes of data in the file (pages in use), not counting free pages.
+        public var usedBytes: Int64
+        public var fileBytes: Int64
+        public var freeDiskBytes: Int64?
+    }
+
+    public func space() throws -> SpaceReport {
+        let pageSize = try db.scalarInt("PRAGMA page_size") ?? 4096
+        let pages = try db.scalarInt("PRAGMA page_count") ?? 0
+        let freePages = try db.scalarInt("PRAGMA freelist_count") ?? 0
+        var stats = statvfs()
+        let directory = (path as NSString).deletingLastPathComponent
+        let free: Int64? = statvfs(directory.isEmpty ? "." : directory, &stats) == 0 ? Int64(stats.f_bavail) * Int64(stats.f_frsize) : nil
+        return SpaceReport(usedBytes: (pages - freePages) * pageSize, fileBytes: pages * pageSize, freeDiskBytes: free)
+    }
+
+    /// `PRAGMA integrity_check` (slow: the whole file). "ok" when healthy.
+    public func integrityCheck() throws -> String {
+        try db.scalarText("PRAGMA integrity_check") ?? "no answer"
+    }
+
+    static func nowMs() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+}

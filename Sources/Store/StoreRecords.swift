@@ -1,0 +1,133 @@
+/// A GPS fix as stored: validated, stamped by the clock rule.
+public struct StoredFix: Sendable, Equatable {
+    public var timeMs: Int64
+    public var receivedMs: Int64
+    public var lat: Double
+    public var lon: Double
+    public var altHAE: Double?
+    public var altMSL: Double?
+    public var speed: Double?
+    public var track: Double?
+    public var climb: Double?
+    public var eph: Double?
+    public var epv: Double?
+    public var mode: Int
+    public var satellites: Int?
+    public var timeSource: String
+
+    public init(
+        timeMs: Int64, receivedMs: Int64, lat: Double, lon: Double, altHAE: Double? = nil, altMSL: Double? = nil,
+        speed: Double? = nil, track: Double? = nil, climb: Double? = nil, eph: Double? = nil, epv: Double? = nil,
+        mode: Int, satellites: Int? = nil, timeSource: String
+    ) {
+        self.timeMs = timeMs
+        self.receivedMs = receivedMs
+        self.lat = lat
+        self.lon = lon
+        self.altHAE = altHAE
+        self.altMSL = altMSL
+        self.speed = speed
+        self.track = track
+        self.climb = climb
+        self.eph = eph
+        self.epv = epv
+        self.mode = mode
+        self.satellites = satellites
+        self.timeSource = timeSource
+    }
+}
+
+/// One Heart Rate Measurement notification as stored, with its RR intervals.
+public struct StoredHeartRate: Sendable, Equatable {
+    public var sensor: String
+    public var timeMs: Int64
+    public var receivedMs: Int64
+    public var bpm: Int
+    /// 0 unsupported, 1 supported but not detected, 2 detected.
+    public var contact: Int
+    public var energyKJ: Int?
+    public var valid: Bool
+    public var raw: [UInt8]
+    /// In 1/1024 s, oldest first.
+    public var rrIntervals: [Int]
+
+    public init(
+        sensor: String, timeMs: Int64, receivedMs: Int64, bpm: Int, contact: Int, energyKJ: Int? = nil, valid: Bool,
+        raw: [UInt8], rrIntervals: [Int] = []
+    ) {
+        self.sensor = sensor
+        self.timeMs = timeMs
+        self.receivedMs = receivedMs
+        self.bpm = bpm
+        self.contact = contact
+        self.energyKJ = energyKJ
+        self.valid = valid
+        self.raw = raw
+        self.rrIntervals = rrIntervals
+    }
+}
+
+/// A message to queue. Its payload is made inside the transaction, once its `seq` is known.
+public struct OutboxDraft: Sendable {
+    public var topic: String
+    public var qos: Int
+    public var retain: Bool
+    public var contentType: String?
+    public var expiryS: Int?
+    /// A newer draft on the same topic may replace this one while it is still undelivered
+    /// (`health/today`, `status`); never for `location` or `health/daily`.
+    public var supersedable: Bool
+    public var makePayload: @Sendable (_ seq: Int64) -> [UInt8]
+
+    public init(
+        topic: String, qos: Int = 1, retain: Bool, contentType: String? = "application/json", expiryS: Int? = nil,
+        supersedable: Bool = false, makePayload: @escaping @Sendable (_ seq: Int64) -> [UInt8]
+    ) {
+        self.topic = topic
+        self.qos = qos
+        self.retain = retain
+        self.contentType = contentType
+        self.expiryS = expiryS
+        self.supersedable = supersedable
+        self.makePayload = makePayload
+    }
+}
+
+/// A queued message, in delivery order (`id`).
+public struct OutboxEntry: Sendable, Equatable {
+    public var id: Int64
+    public var seq: Int64
+    public var topic: String
+    public var payload: [UInt8]
+    public var qos: Int
+    public var retain: Bool
+    public var contentType: String?
+    public var expiryS: Int?
+    public var createdMs: Int64
+}
+
+/// What one write stored: replays of the same data store nothing new.
+public struct StoreWriteResult: Sendable, Equatable {
+    public var fixesInserted = 0
+    public var heartRatesInserted = 0
+    public var seqs: [Int64] = []
+}
+
+/// A day's aggregate row.
+public struct StoredDayAggregate: Sendable, Equatable {
+    public var date: String
+    public var tz: String
+    public var payload: String
+    public var final: Bool
+    public var updatedMs: Int64
+    public var publishedPayload: String?
+
+    public init(date: String, tz: String, payload: String, final: Bool, updatedMs: Int64, publishedPayload: String? = nil) {
+        self.date = date
+        self.tz = tz
+        self.payload = payload
+        self.final = final
+        self.updatedMs = updatedMs
+        self.publishedPayload = publishedPayload
+    }
+}
