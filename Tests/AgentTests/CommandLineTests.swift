@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+import TestKit
+
+/// The built binary, as a Pi owner runs it.
+@Suite("Command line")
+struct CommandLineTests {
+    func run(_ arguments: [String]) async throws -> (status: Int32, output: String) {
+        let process = try ManagedProcess(name: "keepalive", executable: Tools.agent, arguments: arguments)
+        let status = await process.waitForExit(timeout: 30)
+        return (status ?? -1, process.text)
+    }
+
+    @Test("--version prints the version")
+    func version() async throws {
+        let result = try await run(["--version"])
+        #expect(result.status == 0)
+        #expect(result.output.trimmingCharacters(in: .whitespacesAndNewlines) == "0.1.0")
+    }
+
+    @Test("check-config accepts the documented config.toml")
+    func checkConfigAcceptsDefault() async throws {
+        let result = try await run(["check-config", "\(Tools.packageRoot)/config.toml"])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.contains(": ok"))
+    }
+
+    @Test("check-config and run exit 78 naming the key", arguments: [
+        ("[mqtt]\nflavour = 1\n", "mqtt.flavour"),
+        ("[mqtt]\nport = 99999\n", "mqtt.port"),
+        ("[device]\ntimezone = \"Mars/Olympus\"\n", "device.timezone"),
+    ])
+    func badConfigExits78(text: String, key: String) async throws {
+        let directory = try TemporaryDirectory()
+        let path = try directory.write("bad.toml", text)
+        for arguments in [["check-config", path], ["run", "--config", path]] {
+            let result = try await run(arguments)
+            #expect(result.status == 78, "\(arguments): \(result.output)")
+            #expect(result.output.contains(key), "\(arguments): \(result.output)")
+        }
+    }
+
+    @Test("a missing file exits non-zero with a clear message")
+    func missingFile() async throws {
+        let result = try await run(["check-config", "/nonexistent/keepalive.toml"])
+        #expect(result.status == 78)
+        #expect(result.output.contains("no such file"))
+    }
+
+    @Test("check-config never prints the MQTT password")
+    func passwordNotPrinted() async throws {
+        let directory = try TemporaryDirectory()
+        let passwordFile = try directory.write("pw", "s3cret-Passw0rd\n")
+        let path = try directory.write("c.toml", "[mqtt]\nusername = \"pi\"\npassword_file = \"\(passwordFile)\"\n")
+        let result = try await run(["check-config", path])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(!result.output.contains("s3cret"))
+    }
+
+    @Test("an unknown subcommand or flag is a usage error", arguments: [["fly"], ["run", "--colour"]])
+    func usageError(arguments: [String]) async throws {
+        let result = try await run(arguments)
+        #expect(result.status == 64, "\(result.output)")
+    }
+
+    @Test("--help works on every subcommand", arguments: ["run", "query", "export", "check-config"])
+    func help(subcommand: String) async throws {
+        let result = try await run([subcommand, "--help"])
+        #expect(result.status == 0)
+        #expect(result.output.contains("USAGE"))
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import Logging
+import Testing
+import TestKit
+
+@testable import Bus
+
+/// The libmosquitto wrapper against a real mosquitto on loopback.
+@Suite("MQTT client")
+struct MQTTClientTests {
+    func client(port: Int, id: String = "bus-test-\(UInt32.random(in: 0...UInt32.max))", will: MQTTMessage? = nil) -> MQTTClient {
+        MQTTClient(
+            options: MQTTClientOptions(host: "127.0.0.1", port: port, clientID: id, will: will, reconnectMinS: 0.1, reconnectMaxS: 0.5),
+            logger: Logger(label: "test"))
+    }
+
+    /// Collects a client's events on a task; `next` waits for one matching a predicate.
+    final class EventLog: @unchecked Sendable {
+        private let lock = NSLock()
+        private var events: [MQTTEvent] = []
+        private var task: Task<Void, Never>?
+
+        init(_ client: MQTTClient) {
+            task = Task { [weak self] in
+                for await event in client.events { self?.lock.withLock { self?.events.append(event) } }
+            }
+        }
+
+        var all: [MQTTEvent] { lock.withLock { events } }
+
+        func waitFor(_ what: String, timeout: Double = 10, _ predicate: @escaping (MQTTEvent) -> Bool) async throws -> MQTTEvent {
+            var found: MQTTEvent?
+            try await Wait.until(timeout: timeout, what) {
+                found = all.first(where: predicate)
+                return found != nil
+            }
+            return found!
+        }
+
+        func count(_ predicate: (MQTTEvent) -> Bool) -> Int { all.filter(predicate).count }
+    }
+
+    static func isConnected(_ event: MQTTEvent) -> Bool { if case .connected = event { true } else { false } }
+
+    @Test("publish QoS 1 is acknowledged with its session and mid; a subscriber receives it")
+    func publishAndAck() async throws {
+        let broker = try MosquittoBroker()
+        let subscriber = try await MQTTSubscriber(port: broker.port, filter: "bus/#")
+        let client = client(port: broker.port)
+        let log = EventLog(client)
+        client.start()
+        defer { client.stop() }
+        _ = try await log.waitFor("connected", Self.isConnected)
+        let sent = try client.publish(MQTTMessage(topic: "bus/one", payload: Array("hello".utf8)))
+        _ = try await log.waitFor("PUBACK for mid \(sent.mid)") {
+            if case .published(let session, let mid, let code) = $0 { return session == sent.session && mid == sent.mid && code < 0x80 }
+            return false
+        }
+        try await subscriber.waitFor("bus/one") { $0.topic == "bus/one" && $0.payload == "hello" }
+    }
+
+    @Test("publishing while disconnected is refused, not queued in libmosquitto's RAM")
+    func refusesWhileDisconnected() throws {
+        let client = client(port: Ports.free())
+        #expect(throws: MQTTError.self) { try client.publish(MQTTMessage(topic: "x", payload: [])) }
+        client.start()
+        defer { client.stop() }
+        #expect(throws: MQTTError.self) { try client.publish(MQTTMessage(topic: "x", payload: [])) }
+    }
+
+    @Test("v5 properties both ways: response topic and binary correlation data in, echoed out")
+    func v5Properties() async throws {
+        let broker = try MosquittoBroker()
+        let client = client(port: broker.port)
+        let log = EventLog(client)
+        client.subscribe("svc/request")
+        client.start()
+        defer { client.stop() }
+        _ = try await log.waitFor("connected", Self.isConnected)
+        // mosquitto_pub cannot send binary correlation data, nor mosquitto_sub print it: the
+        // requester is a second client of ours.
+        let requester = self.client(port: broker.port)
+        let requesterLog = EventLog(requester)
+        requester.subscribe("svc/reply")
+        requester.start()
+        defer { requester.stop() }
+        _ = try await requesterLog.waitFor("requester connected", Self.isConnected)
+        let correlation: [UInt8] = [0x00, 0xFF, 0x10, 0x7F, 0x80]
+        _ = try requester.publish(MQTTMessage(
+            topic: "svc/request", payload: Array("q".utf8),
+            properties: MQTTProperties(contentType: "text/plain", responseTopic: "svc/reply", correlationData: correlation,
+                                       userProperties: [("k", "v")])))
+        let event = try await log.waitFor("request") { if case .message = $0 { return true } else { return false } }
+        guard case .message(let request) = event else { return }
+        #expect(request.properties.responseTopic == "svc/reply")
+        #expect(request.properties.correlationData == correlation)
+        #expect(request.properties.contentType == "text/plain")
+        #expect(request.properties.userProperties.first.map { $0 == ("k", "v") } == true)
+        _ = try client.publish(MQTTMessage(
+            topic: try #require(request.properties.responseTopic), payload: Array("{\"ok\":true}".utf8), qos: .atLeastOnce,
+            properties: MQTTProperties(contentType: "application/json", payloadIsUTF8: true,
+                                       correlationData: request.properties.correlationData, userProperties: [("status", "200")])))
+        let replyEvent = try await requesterLog.waitFor("the reply") {
+            if case .message(let message) = $0 { return message.topic == "svc/reply" } else { return false }
+        }
+        guard case .message(let reply) = replyEvent else { return }
+        #expect(reply.payload == Array("{\"ok\":true}".utf8))
+        #expect(reply.properties.correlationData == correlation)
+        #expect(reply.properties.contentType == "application/json")
+        #expect(reply.properties.payloadIsUTF8)
+        #expect(reply.properties.userProperties.first.map { $0 == ("status", "200") } == true)
+    }
+
+    @Test("after the broker restarts the client reconnects by itself and its subscriptions are restored")
+    func reconnectAndResubscribe() async throws {
+        let broker = try MosquittoBroker()
+        let client = client(port: broker.port)
+        let log = EventLog(client)
+        client.subscribe("again/#")
+        client.start()
+        defer { client.stop() }
+        _ = try await log.waitFor("connected", Self.isConnected)
+        broker.stop()
+        _ = try await log.waitFor("disconnected") { if case .disconnected = $0 { return true } else { return false } }
+        #expect(client.connectionState != .connected)
+        try broker.start()
+        try await Wait.until(timeout: 10, "a second connect") { log.count(Self.isConnected) >= 2 }
+        // The broker has no persistence: only a resubscription can deliver this.
+        try await MQTTTools.publish(port: broker.port, topic: "again/x", message: "after restart")
+        _ = try await log.waitFor("message after restart") {
+            if case .message(let message) = $0 { return message.topic == "again/x" } else { return false }
+        }
+    }
+
+    @Test("a clean stop publishes the final message and disconnects without the will")
+    func finalMessageAndWill() async throws {
+        let broker = try MosquittoBroker()
+        let watcher = try await MQTTSubscriber(port: broker.port, filter: "dev/status")
+        let will = MQTTMessage(topic: "dev/status", payload: Array("offline-will".utf8), retain: true)
+        let client = client(port: broker.port, will: will)
+        let log = EventLog(client)
+        client.start()
+        _ = try await log.waitFor("connected", Self.isConnected)
+        client.stop(finalMessage: MQTTMessage(topic: "dev/status", payload: Array("offline-clean".utf8), retain: true))
+        try await watcher.waitFor("the clean offline") { $0.payload == "offline-clean" }
+        // A normal DISCONNECT: the broker must not also send the will. The broker handles the
+        // DISCONNECT before a later marker message, so once the marker is here, so would the will be.
+        try await MQTTTools.publish(port: broker.port, topic: "dev/status", message: "marker")
+        try await watcher.waitFor("the marker") { $0.payload == "marker" }
+        #expect(!watcher.messages.contains { $0.payload == "offline-will" })
+    }
+}

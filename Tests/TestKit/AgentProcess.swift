@@ -1,0 +1,55 @@
+import Foundation
+
+/// The built `keepalive` binary running `run` against a generated configuration.
+public final class AgentProcess: @unchecked Sendable {
+    public let directory: TemporaryDirectory
+    public let configPath: String
+    public let storePath: String
+    public let deviceID: String
+    public private(set) var process: ManagedProcess?
+
+    /// `config` is TOML appended after the generated `[device]`, `[mqtt]` and `[store]` basics;
+    /// sections it names again replace nothing, so pass whole extra sections only.
+    public init(brokerPort: Int, deviceID: String = "testpi", gpsPort: Int? = nil, extraConfig: String = "",
+                store: String? = nil, directory: TemporaryDirectory? = nil, start: Bool = true) throws {
+        self.directory = try directory ?? TemporaryDirectory("agent")
+        self.deviceID = deviceID
+        storePath = store ?? self.directory.file("keepalive.db")
+        let gps = gpsPort.map { "[gps]\nport = \($0)\nfix_timeout_s = 5\n" } ?? "[gps]\nenabled = false\n"
+        configPath = try self.directory.write("config.toml", """
+            [device]
+            id = "\(deviceID)"
+            timezone = "UTC"
+            [mqtt]
+            port = \(brokerPort)
+            reconnect_min_s = 0.2
+            reconnect_max_s = 1
+            [store]
+            path = "\(storePath)"
+            \(gps)
+            \(extraConfig)
+            """)
+        if start { try self.start() }
+    }
+
+    public func start() throws {
+        process = try ManagedProcess(
+            name: "keepalive", executable: Tools.agent, arguments: ["run", "--config", configPath, "--log-level", "debug"])
+    }
+
+    /// Clean stop (SIGTERM); returns the exit status.
+    @discardableResult
+    public func stop() -> Int32? {
+        defer { process = nil }
+        return process?.stop(signal: SIGTERM, timeout: 15)
+    }
+
+    public func kill9() {
+        process?.kill9()
+        process = nil
+    }
+
+    public var log: String { process?.text ?? "" }
+
+    deinit { _ = stop() }
+}

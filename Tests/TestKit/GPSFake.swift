@@ -1,0 +1,62 @@
+import Foundation
+
+/// gpsd fed by gpsfake from a receiver capture, on a free port.
+///
+/// gpsfake runs its own gpsd; it is stopped with SIGTERM (a SIGKILL would orphan that gpsd).
+public final class GPSFake: @unchecked Sendable {
+    public let port: Int
+    public let process: ManagedProcess
+    private let directory: TemporaryDirectory
+
+    /// `cycle`: seconds between sentences. `once`: play the log once (then gpsd stays up for
+    /// `linger` seconds with no data) instead of looping it.
+    public init(capture: String, port: Int = Ports.free(), cycle: Double = 0.1, once: Bool = false, linger: Int = 2) async throws {
+        self.port = port
+        directory = try TemporaryDirectory("gpsfake")
+        var arguments = ["-P", "\(port)", "-q", "-c", "\(cycle)"]
+        if once { arguments += ["-1", "-W", "\(linger)"] }
+        arguments.append(capture)
+        process = try ManagedProcess(
+            name: "gpsfake:\(port)", executable: Tools.gpsfake, arguments: arguments, environment: ["TMPDIR": directory.path])
+        try await Wait.until(timeout: 15, "gpsd (gpsfake) to listen on \(port): \(process.text)") {
+            Ports.isListening(port) || !process.isRunning
+        }
+        if !process.isRunning { throw WaitTimeout(description: "gpsfake exited: \(process.text)") }
+    }
+
+    /// Stops gpsfake and its gpsd.
+    public func stop() {
+        process.stop(signal: SIGTERM, timeout: 10)
+        // gpsfake's gpsd: whoever still listens on our port after gpsfake exits.
+        for pid in Self.pids(listeningOn: port) { kill(pid, SIGTERM) }
+    }
+
+    deinit { stop() }
+
+    /// The gpsd serving this port (gpsfake's child), for tests that kill it.
+    public func processPIDsListening() -> [pid_t] { Self.pids(listeningOn: port) }
+
+    /// PIDs of processes with a TCP socket listening on `port` (from /proc/net/tcp and fds).
+    static func pids(listeningOn port: Int) -> [pid_t] {
+        guard let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8) else { return [] }
+        let hexPort = String(format: ":%04X", port)
+        let inodes = Set(table.split(separator: "\n").dropFirst().compactMap { line -> String? in
+            let fields = line.split(separator: " ")
+            guard fields.count > 9, fields[1].hasSuffix(hexPort), fields[3] == "0A" else { return nil }
+            return String(fields[9])
+        })
+        guard !inodes.isEmpty, let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
+        var result: [pid_t] = []
+        for entry in entries {
+            guard let pid = pid_t(entry), let fds = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(entry)/fd") else { continue }
+            for fd in fds {
+                if let link = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(entry)/fd/\(fd)"),
+                   link.hasPrefix("socket:["), inodes.contains(String(link.dropFirst(8).dropLast())) {
+                    result.append(pid)
+                    break
+                }
+            }
+        }
+        return result
+    }
+}

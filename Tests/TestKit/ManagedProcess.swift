@@ -1,0 +1,179 @@
+import Foundation
+
+/// A child process a test started: its output collected line by line, stopped by PID when the
+/// test is done (SIGTERM, then SIGKILL after a bounded wait) — and at exit of the test process
+/// for any a failing test left behind.
+public final class ManagedProcess: @unchecked Sendable {
+    public let name: String
+    public let pid: pid_t
+    private let output = LineBuffer()
+    private let lock = NSLock()
+    private var status: Int32?
+    private let exited = DispatchSemaphore(value: 0)
+
+    /// Starts `executable` with `arguments`; stdout and stderr are both collected.
+    ///
+    /// posix_spawn with an empty signal mask and default dispositions: a child spawned from a
+    /// test thread would otherwise inherit its blocked signals and ignore SIGTERM.
+    public init(name: String, executable: String, arguments: [String], environment: [String: String]? = nil) throws {
+        self.name = name
+        var pipeFDs: [Int32] = [0, 0]
+        guard pipe(&pipeFDs) == 0 else { throw POSIXError(.EMFILE) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 2)
+        posix_spawn_file_actions_addclose(&actions, pipeFDs[0])
+        posix_spawn_file_actions_addclose(&actions, pipeFDs[1])
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        var allSignals = sigset_t()
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        let environment = ProcessInfo.processInfo.environment.merging(environment ?? [:]) { $1 }
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var child: pid_t = 0
+        let rc = posix_spawn(&child, executable, &actions, &attributes, argv, envp)
+        close(pipeFDs[1])
+        guard rc == 0 else {
+            close(pipeFDs[0])
+            throw WaitTimeout(description: "cannot start \(executable): \(String(cString: strerror(rc)))")
+        }
+        pid = child
+        ProcessRegistry.shared.add(child)
+
+        let readFD = pipeFDs[0]
+        let buffer = output
+        let reader = Thread {
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let count = read(readFD, &chunk, chunk.count)
+                if count <= 0 { break }
+                buffer.append(Data(chunk[0..<count]))
+            }
+            close(readFD)
+        }
+        reader.start()
+        let spawned = child
+        let reaper = Thread { [self] in
+            var waitStatus: Int32 = 0
+            while waitpid(spawned, &waitStatus, 0) == -1 && errno == EINTR {}
+            lock.withLock { status = waitStatus }
+            ProcessRegistry.shared.remove(spawned)
+            exited.signal()
+        }
+        reaper.start()
+    }
+
+    public var isRunning: Bool { lock.withLock { status == nil } }
+
+    /// The exit code, or 128 + signal number for a process killed by a signal; nil while running.
+    public var exitStatus: Int32? {
+        lock.withLock {
+            guard let status else { return nil }
+            let signal = status & 0x7F
+            return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
+        }
+    }
+
+    /// Everything printed so far.
+    public var lines: [String] { output.lines }
+    public var text: String { output.lines.joined(separator: "\n") }
+
+    /// Waits for a line containing `needle`; returns it, or throws with what was printed.
+    @discardableResult
+    public func waitForLine(containing needle: String, timeout: Double = 10) async throws -> String {
+        var found: String?
+        try await Wait.until(timeout: timeout, "\(name) to print \"\(needle)\"; it printed:\n\(text.suffix(3000))") {
+            found = self.lines.first { $0.contains(needle) }
+            return found != nil
+        }
+        return found ?? ""
+    }
+
+    /// Sends `signal` (SIGTERM by default) and waits up to `timeout` for the exit; then SIGKILL.
+    @discardableResult
+    public func stop(signal: Int32 = SIGTERM, timeout: Double = 10) -> Int32? {
+        if isRunning {
+            kill(pid, signal)
+            if exited.wait(timeout: .now() + timeout) == .timedOut {
+                kill(pid, SIGKILL)
+                exited.wait()
+            }
+            exited.signal()
+        }
+        return exitStatus
+    }
+
+    /// SIGKILL, as a power cut or the OOM killer would.
+    public func kill9() {
+        if isRunning {
+            kill(pid, SIGKILL)
+            exited.wait()
+            exited.signal()
+        }
+    }
+
+    /// Waits for the process to exit on its own; nil if it is still running after `timeout`.
+    public func waitForExit(timeout: Double) async -> Int32? {
+        try? await Wait.until(timeout: timeout, "\(name) to exit") { !self.isRunning }
+        return exitStatus
+    }
+
+    deinit {
+        if isRunning { stop(timeout: 2) }
+    }
+}
+
+/// Lines of output, appended from a reader thread, read from tests.
+final class LineBuffer: @unchecked Sendable {
+    private let lock = NSLock()
+    private var pending = Data()
+    private var complete: [String] = []
+
+    func append(_ data: Data) {
+        lock.withLock {
+            pending.append(data)
+            while let newline = pending.firstIndex(of: 0x0A) {
+                complete.append(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
+                pending.removeSubrange(pending.startIndex...newline)
+            }
+        }
+    }
+
+    var lines: [String] {
+        lock.withLock {
+            pending.isEmpty ? complete : complete + [String(decoding: pending, as: UTF8.self)]
+        }
+    }
+}
+
+/// Every PID a test started and has not stopped; killed when the test process exits.
+final class ProcessRegistry: @unchecked Sendable {
+    static let shared = ProcessRegistry()
+    private let lock = NSLock()
+    private var pids: Set<pid_t> = []
+
+    private init() {
+        atexit {
+            for pid in ProcessRegistry.shared.snapshot() { kill(pid, SIGKILL) }
+        }
+    }
+
+    func add(_ pid: pid_t) { _ = lock.withLock { pids.insert(pid) } }
+    func remove(_ pid: pid_t) { _ = lock.withLock { pids.remove(pid) } }
+    func snapshot() -> Set<pid_t> { lock.withLock { pids } }
+}

@@ -1,0 +1,54 @@
+import Foundation
+
+/// A real mosquitto on a free loopback port, for one test. Runs as root without dropping
+/// privileges (`user root`), with no persistence unless asked.
+public final class MosquittoBroker: @unchecked Sendable {
+    public let port: Int
+    public let directory: TemporaryDirectory
+    private let extraConfig: String
+    private let persistence: Bool
+    public private(set) var process: ManagedProcess?
+
+    /// `extraConfig` is appended to the listener block (TLS files, password_file …).
+    public init(port: Int = Ports.free(), persistence: Bool = false, extraConfig: String = "") throws {
+        self.port = port
+        self.persistence = persistence
+        self.extraConfig = extraConfig
+        directory = try TemporaryDirectory("mosquitto")
+        try start()
+    }
+
+    /// Starts (or restarts, on the same port) and waits until it accepts connections.
+    public func start() throws {
+        let config = """
+            listener \(port) 127.0.0.1
+            allow_anonymous \(extraConfig.contains("password_file") ? "false" : "true")
+            persistence \(persistence)
+            persistence_location \(directory.path)/
+            user root
+            log_dest stdout
+            log_type error
+            log_type warning
+            log_type notice
+            log_type information
+            \(extraConfig)
+            """
+        let configPath = try directory.write("mosquitto.conf", config)
+        process = try ManagedProcess(name: "mosquitto:\(port)", executable: Tools.mosquitto, arguments: ["-c", configPath])
+        let deadline = Date().addingTimeInterval(10)
+        while !Ports.isListening(port) {
+            guard let process, process.isRunning, Date() < deadline else {
+                throw WaitTimeout(description: "mosquitto did not listen on \(port): \(process?.text ?? "")")
+            }
+            usleep(20_000)
+        }
+    }
+
+    /// Stops it by PID (SIGTERM: with persistence on, it saves its state).
+    public func stop() {
+        process?.stop()
+        process = nil
+    }
+
+    deinit { stop() }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+import TestKit
+
+/// The kit every other test stands on: real servers start, talk, and are gone afterwards.
+@Suite("Test kit")
+struct TestKitTests {
+    func isAlive(_ pid: pid_t) -> Bool { kill(pid, 0) == 0 || errno != ESRCH }
+
+    @Test("a mosquitto broker starts on a free port, a message round-trips, the broker is gone after stop")
+    func brokerRoundTrip() async throws {
+        let broker = try MosquittoBroker()
+        let pid = try #require(broker.process?.pid)
+        #expect(Ports.isListening(broker.port))
+        let subscriber = try await MQTTSubscriber(port: broker.port, filter: "kit/#")
+        try await MQTTTools.publish(port: broker.port, topic: "kit/hello", message: "{\"n\":1}")
+        let message = try await subscriber.waitFor("kit/hello") { $0.topic == "kit/hello" }
+        #expect(message.payload == "{\"n\":1}")
+        subscriber.stop()
+        broker.stop()
+        #expect(!isAlive(pid))
+        #expect(!Ports.isListening(broker.port))
+    }
+
+    @Test("a broker can be stopped and started again on the same port")
+    func brokerRestart() async throws {
+        let broker = try MosquittoBroker()
+        broker.stop()
+        #expect(!Ports.isListening(broker.port))
+        try broker.start()
+        #expect(Ports.isListening(broker.port))
+    }
+
+    @Test("gpsd via gpsfake serves a real capture; gpsfake and its gpsd are gone after stop")
+    func gpsfakeServesFixes() async throws {
+        let gps = try await GPSFake(capture: Tools.fixture("gpsd/bu353s4.log"), cycle: 0.05)
+        let gpsfakePID = gps.process.pid
+        // Read gpsd's JSON with its own client: a TPV with a position shows the capture is being served.
+        let pipe = try ManagedProcess(name: "gpspipe", executable: Tools.find("gpspipe"), arguments: ["-w", "127.0.0.1:\(gps.port)"])
+        let tpv = try await pipe.waitForLine(containing: "\"lat\":-37.78", timeout: 20)
+        #expect(tpv.contains("\"class\":\"TPV\""))
+        pipe.stop()
+        let gpsdPIDs = gps.processPIDsListening()
+        #expect(!gpsdPIDs.isEmpty)
+        gps.stop()
+        try await Wait.until(timeout: 10, "gpsfake's gpsd to exit") { gpsdPIDs.allSatisfy { !isAlive($0) } }
+        #expect(!isAlive(gpsfakePID))
+        #expect(!Ports.isListening(gps.port))
+    }
+
+    @Test("a bounded wait fails with the reason")
+    func waitTimesOut() async throws {
+        await #expect(throws: WaitTimeout.self) {
+            try await Wait.until(timeout: 0.1, "something that never happens") { false }
+        }
+    }
+}
