@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Sets everything up and runs the agent in the foreground, on this machine, right now:
+#  - a broker: the one configured if it answers, else a local mosquitto on 127.0.0.1:1883;
+#  - GPS: gpsd on 127.0.0.1:2947 if it has a receiver, else a bundled real receiver capture
+#    replayed through gpsfake;
+#  - the store and config under ./.demo/.
+# Watch it with:   mosquitto_sub -t 'keepalive/#' -v
+# Stop with Ctrl-C (everything this script started is stopped with it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+if ! command -v swift >/dev/null 2>&1; then export PATH="/opt/swift/usr/bin:$PATH"; fi
+BIN="$PWD/.build/debug/keepalive"
+DEMO="$PWD/.demo"
+mkdir -p "$DEMO"
+PIDS=()
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
+trap cleanup EXIT INT TERM
+
+listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# A broker.
+if listening 1883; then
+  echo "demo: using the MQTT broker already on 127.0.0.1:1883" >&2
+else
+  cat >"$DEMO/mosquitto.conf" <<CONF
+listener 1883 127.0.0.1
+allow_anonymous true
+persistence true
+persistence_location $DEMO/
+CONF
+  if [ "$(id -u)" -eq 0 ]; then echo "user root" >>"$DEMO/mosquitto.conf"; fi
+  mosquitto -c "$DEMO/mosquitto.conf" >"$DEMO/mosquitto.log" 2>&1 &
+  PIDS+=($!)
+  for _ in $(seq 50); do listening 1883 && break; sleep 0.1; done
+  echo "demo: started a local mosquitto on 127.0.0.1:1883 (log: .demo/mosquitto.log)" >&2
+fi
+
+# GPS: a real gpsd with a receiver, or the bundled capture through gpsfake.
+GPS_PORT=2947
+has_receiver() {
+  python3 - "$1" <<'PY' 2>/dev/null
+import json, socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=2)
+s.sendall(b'?DEVICES;\n'); data = b""
+s.settimeout(2)
+try:
+    while b'"DEVICES"' not in data: data += s.recv(4096)
+except Exception: pass
+line = next(l for l in data.decode().splitlines() if '"DEVICES"' in l)
+sys.exit(0 if json.loads(line).get("devices") else 1)
+PY
+}
+if listening 2947 && has_receiver 2947; then
+  echo "demo: using gpsd on 127.0.0.1:2947 and its receiver" >&2
+else
+  GPS_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  mkdir -p "$DEMO/gpsfake"
+  TMPDIR="$DEMO/gpsfake" gpsfake -P "$GPS_PORT" -q -c 0.5 Tests/Fixtures/gpsd/bu353s4.log >"$DEMO/gpsfake.log" 2>&1 &
+  PIDS+=($!)
+  echo "demo: replaying a real GlobalSat BU-353-S4 capture through gpsfake on port $GPS_PORT" >&2
+fi
+
+cat >"$DEMO/config.toml" <<CONF
+# Demo configuration written by scripts/demo.sh; see config.toml for every key.
+[mqtt]
+host = "127.0.0.1"
+port = 1883
+[gps]
+port = $GPS_PORT
+[hr]
+transport = "mqtt"
+[store]
+path = "$DEMO/keepalive.db"
+synchronous = "normal"
+[schedule]
+location_interval_s = 60
+status_interval_s = 30
+CONF
+
+cat >&2 <<MSG
+demo: starting the agent. In another terminal:
+        mosquitto_sub -t 'keepalive/#' -v
+        mosquitto_rr -V 5 -t keepalive/$("$BIN" check-config "$DEMO/config.toml" | sed -n 's/^id = "\(.*\)"/\1/p')/selection/date -e reply/me -m $(date +%F) -W 5
+MSG
+"$BIN" run --config "$DEMO/config.toml" &
+AGENT=$!
+PIDS+=("$AGENT")
+wait "$AGENT"

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs what KeepAlive needs to build and test on Debian 12 / Raspberry Pi OS bookworm,
+# then builds it. Safe to run again: packages already present are not reinstalled.
+# Usage: scripts/setup.sh [swift build arguments…]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(
+  mosquitto mosquitto-clients libmosquitto-dev   # broker for tests/demo, clients, the C library
+  gpsd gpsd-clients python3-gps libgps-dev       # gpsd + gpsfake (replay), gpspipe, libgps
+  libsqlite3-dev sqlite3                         # the store
+  pkg-config openssl coreutils python3           # module maps, TLS test certificates, stdbuf
+)
+
+missing=()
+for package in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  # dpkg has been seen to fail once with "files missing" on a first install: retry once.
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" ||
+    $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if ! command -v swift >/dev/null 2>&1; then
+  for candidate in /opt/swift/usr/bin /usr/share/swift/usr/bin "$HOME/swift/usr/bin"; do
+    if [ -x "$candidate/swift" ]; then export PATH="$candidate:$PATH"; break; fi
+  done
+fi
+if ! command -v swift >/dev/null 2>&1; then
+  cat >&2 <<'MSG'
+setup: no Swift toolchain found. Install Swift 6 for your machine (https://www.swift.org/install/linux/,
+"Debian 12" for x86_64 or aarch64), put its usr/bin on PATH, and run this again.
+MSG
+  exit 1
+fi
+
+echo "setup: building with $(swift --version 2>/dev/null | head -1)" >&2
+swift build "$@"
