@@ -34,6 +34,21 @@ struct AgentRunner {
             store: store, client: client, maxInflight: config.mqtt.maxInflight,
             useProperties: config.mqtt.protocolVersion == .v5, logger: Logger(label: "keepalive.outbox"))
         let board = SensorBoard()
+        let writer = SampleWriter(store: store, drain: drain, batchMs: config.store.batchMs, logger: Logger(label: "keepalive.ingest"))
+        let location = LocationPublisher(
+            topicRoot: config.topicRoot, mirrorTopic: config.mqtt.owntracksTopic.isEmpty ? nil : config.mqtt.owntracksTopic,
+            intervalS: config.schedule.locationIntervalS, deviceID: config.device.id, writer: writer,
+            logger: Logger(label: "keepalive.location"))
+        var sensors: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        if config.gps.enabled {
+            let clock = KernelClock()
+            let reader = GPSReader(
+                host: config.gps.host, port: config.gps.port, fixTimeout: config.gps.fixTimeoutS,
+                backoffMax: config.gps.reconnectMaxS, clock: clock, logger: Logger(label: "keepalive.gps"))
+            sensors.append(.init(service: GPSService(
+                reader: reader, writer: writer, board: board, clock: clock, maxRateHz: config.gps.maxRateHz,
+                topicRoot: config.topicRoot, onFirstFix: { await location.firstFix() }, logger: Logger(label: "keepalive.gps"))))
+        }
         let status = StatusReporter(
             topic: statusTopic, interval: .seconds(config.schedule.statusIntervalS), store: store, board: board,
             drain: drain, since: since, logger: Logger(label: "keepalive.status"))
@@ -56,10 +71,14 @@ struct AgentRunner {
             ])
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
+                // Shut down in reverse: sensors stop, the last samples are committed, status goes
+                // offline, and the connection closes last.
                 services: [
                     .init(service: bus, successTerminationBehavior: .gracefullyShutdownGroup),
+                    .init(service: writer),
                     .init(service: status),
-                ],
+                    .init(service: location),
+                ] + sensors,
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
         try await group.run()

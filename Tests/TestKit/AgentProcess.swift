@@ -10,12 +10,18 @@ public final class AgentProcess: @unchecked Sendable {
 
     /// `config` is TOML appended after the generated `[device]`, `[mqtt]` and `[store]` basics;
     /// sections it names again replace nothing, so pass whole extra sections only.
-    public init(brokerPort: Int, deviceID: String = "testpi", gpsPort: Int? = nil, extraConfig: String = "",
-                store: String? = nil, directory: TemporaryDirectory? = nil, start: Bool = true) throws {
+    public let environment: [String: String]
+
+    /// `environment` is added to the agent's (e.g. `KEEPALIVE_CLOCK_SYNCHRONISED`).
+    public init(brokerPort: Int, deviceID: String = "testpi", gpsPort: Int? = nil, gpsFixTimeout: Double = 5,
+                extraConfig: String = "", store: String? = nil, directory: TemporaryDirectory? = nil,
+                environment: [String: String] = [:], start: Bool = true) throws {
+        self.environment = environment
         self.directory = try directory ?? TemporaryDirectory("agent")
         self.deviceID = deviceID
         storePath = store ?? self.directory.file("keepalive.db")
-        let gps = gpsPort.map { "[gps]\nport = \($0)\nfix_timeout_s = 5\n" } ?? "[gps]\nenabled = false\n"
+        let gps = gpsPort.map { "[gps]\nport = \($0)\nfix_timeout_s = \(gpsFixTimeout)\nreconnect_max_s = 1\n" }
+            ?? "[gps]\nenabled = false\n"
         configPath = try self.directory.write("config.toml", """
             [device]
             id = "\(deviceID)"
@@ -34,7 +40,8 @@ public final class AgentProcess: @unchecked Sendable {
 
     public func start() throws {
         process = try ManagedProcess(
-            name: "keepalive", executable: Tools.agent, arguments: ["run", "--config", configPath, "--log-level", "debug"])
+            name: "keepalive", executable: Tools.agent, arguments: ["run", "--config", configPath, "--log-level", "debug"],
+            environment: environment)
     }
 
     /// Clean stop (SIGTERM); returns the exit status.

@@ -7,6 +7,7 @@ public final class GPSFake: @unchecked Sendable {
     public let port: Int
     public let process: ManagedProcess
     private let directory: TemporaryDirectory
+    private var stopped = false
 
     /// `cycle`: seconds between sentences. `once`: play the log once (then gpsd stays up for
     /// `linger` seconds with no data) instead of looping it.
@@ -24,11 +25,18 @@ public final class GPSFake: @unchecked Sendable {
         if !process.isRunning { throw WaitTimeout(description: "gpsfake exited: \(process.text)") }
     }
 
-    /// Stops gpsfake and its gpsd.
+    /// Stops gpsfake and its gpsd, and returns once the port is free again.
     public func stop() {
+        // Once only: a later call (deinit) must not kill a new gpsd that took over the port.
+        guard !stopped else { return }
+        stopped = true
         process.stop(signal: SIGTERM, timeout: 10)
         // gpsfake's gpsd: whoever still listens on our port after gpsfake exits.
-        for pid in Self.pids(listeningOn: port) { kill(pid, SIGTERM) }
+        let leftovers = Self.pids(listeningOn: port)
+        for pid in leftovers { kill(pid, SIGTERM) }
+        let deadline = Date().addingTimeInterval(5)
+        while Ports.isListening(port) && Date() < deadline { usleep(20_000) }
+        if Ports.isListening(port) { for pid in Self.pids(listeningOn: port) { kill(pid, SIGKILL) } }
     }
 
     deinit { stop() }

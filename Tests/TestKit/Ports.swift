@@ -1,22 +1,35 @@
 import Foundation
 
 public enum Ports {
-    /// A TCP port on 127.0.0.1 that nothing listens on right now (the kernel picks it).
+    /// A TCP port on 127.0.0.1 that is free now, chosen below the kernel's ephemeral range:
+    /// a server a test stops and starts again must get its port back, and a port from the
+    /// ephemeral range can meanwhile become the source port of any outgoing connection.
     public static func free() -> Int {
+        let (low, _) = ephemeralRange()
+        let upper = max(2000, low) - 1
+        for _ in 0..<1000 {
+            let port = Int.random(in: 1025...upper)
+            if canBind(port) { return port }
+        }
+        return Int.random(in: 1025...upper)
+    }
+
+    static func ephemeralRange() -> (Int, Int) {
+        let text = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)) ?? "32768 60999"
+        let parts = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).compactMap { Int($0) }
+        return parts.count == 2 ? (parts[0], parts[1]) : (32768, 60999)
+    }
+
+    static func canBind(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
     }
 
     /// Whether something accepts TCP connections on 127.0.0.1:`port`.

@@ -1,0 +1,63 @@
+import CGPS
+import Foundation
+
+/// The system clock as the agent sees it: what time it is and whether NTP (or chrony,
+/// systemd-timesyncd) has synchronised it. A Pi has no RTC: at boot it is not synchronised.
+protocol SystemClock: Sendable {
+    func now() -> Date
+    func isSynchronised() -> Bool
+}
+
+/// The kernel's view: `ntp_adjtime` reports STA_UNSYNC (or TIME_ERROR) until a time daemon
+/// has set and disciplined the clock.
+///
+/// `KEEPALIVE_CLOCK_SYNCHRONISED=1|0` in the environment overrides the kernel's answer: for
+/// tests and for the demo, which replays a 2014 capture on a machine whose clock may never be
+/// marked synchronised (containers).
+struct KernelClock: SystemClock {
+    private let override: Bool?
+
+    init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        switch environment["KEEPALIVE_CLOCK_SYNCHRONISED"] {
+        case "1": override = true
+        case "0": override = false
+        default: override = nil
+        }
+    }
+
+    func now() -> Date { Date() }
+
+    func isSynchronised() -> Bool {
+        if let override { return override }
+        var status = timex()
+        let state = ntp_adjtime(&status)
+        return state != TIME_ERROR && status.status & STA_UNSYNC == 0
+    }
+}
+
+/// Which clock stamps a fix (SPEC "Inputs/GPS"): GPS time while the system clock is not
+/// synchronised; system time when it is and GPS time is more than a day off (week-rollover
+/// receivers, replayed logs); otherwise GPS time, the fix's own.
+struct ClockRule {
+    static let maximumPlausibleSkew: TimeInterval = 86_400
+
+    enum Source: String, Sendable {
+        case gps, system
+    }
+
+    struct Stamp: Sendable, Equatable {
+        var time: Date
+        var source: Source
+        /// GPS time minus system time, when the fix had a time.
+        var skew: TimeInterval?
+    }
+
+    static func stamp(gpsTime: Date?, systemTime: Date, systemSynchronised: Bool) -> Stamp {
+        guard let gpsTime else { return Stamp(time: systemTime, source: .system, skew: nil) }
+        let skew = gpsTime.timeIntervalSince(systemTime)
+        if systemSynchronised && abs(skew) > maximumPlausibleSkew {
+            return Stamp(time: systemTime, source: .system, skew: skew)
+        }
+        return Stamp(time: gpsTime, source: .gps, skew: skew)
+    }
+}

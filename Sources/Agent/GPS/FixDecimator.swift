@@ -1,0 +1,49 @@
+/// Thins fixes to at most one per `1 / maxRateHz` seconds, keeping the most accurate (smallest
+/// eph) of each interval. A fix is released when a fix of a later interval arrives.
+struct FixDecimator {
+    let intervalMs: Int64
+    private var held: (bucket: Int64, fix: ValidStampedFix)?
+
+    init(maxRateHz: Double) {
+        intervalMs = max(1, Int64((1000 / maxRateHz).rounded()))
+    }
+
+    /// Offers a fix; returns the fix of a finished interval, if one finished.
+    mutating func offer(_ fix: ValidStampedFix) -> ValidStampedFix? {
+        let bucket = fix.timeMs >= 0 ? fix.timeMs / intervalMs : (fix.timeMs - intervalMs + 1) / intervalMs
+        guard let current = held else {
+            held = (bucket, fix)
+            return nil
+        }
+        if bucket == current.bucket {
+            if Self.isBetter(fix, than: current.fix) { held = (bucket, fix) }
+            return nil
+        }
+        // A fix older than the one held (a receiver replaying its buffer) is not kept.
+        guard bucket > current.bucket else { return nil }
+        held = (bucket, fix)
+        return current.fix
+    }
+
+    /// Releases the held fix (at shutdown, or when fixes stop).
+    mutating func flush() -> ValidStampedFix? {
+        defer { held = nil }
+        return held?.fix
+    }
+
+    private static func isBetter(_ candidate: ValidStampedFix, than current: ValidStampedFix) -> Bool {
+        switch (candidate.fix.eph, current.fix.eph) {
+        case (let a?, let b?): a < b
+        case (.some, nil): true
+        default: false
+        }
+    }
+}
+
+/// A valid fix with the time the clock rule chose for it.
+struct ValidStampedFix: Sendable, Equatable {
+    var fix: ValidFix
+    var timeMs: Int64
+    var receivedMs: Int64
+    var source: ClockRule.Source
+}

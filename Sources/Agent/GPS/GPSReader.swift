@@ -1,0 +1,145 @@
+import Bus
+import Foundation
+import Logging
+
+/// Reads gpsd on a thread of its own (libgps blocks) and reports what happens as events.
+///
+/// Reacquisition: with no valid fix for `fixTimeout`, the session is closed and opened again
+/// (re-WATCH), after a capped, jittered backoff that grows while fixes stay away. gpsd
+/// unreachable: retried forever with the same kind of backoff. A reopened session counts as
+/// healthy only once a valid fix arrives.
+final class GPSReader: @unchecked Sendable {
+    enum State: String, Sendable {
+        case fixed, acquiring, reacquiring, disconnected
+    }
+
+    enum Event: Sendable {
+        case state(State)
+        case fix(ValidFix, receivedAt: Date)
+        /// The session was reopened after `fixTimeout` without a valid fix.
+        case reacquired(count: Int, reason: String, delay: Double)
+        /// A report that is not a usable fix (no fix, NaN, out of range), counted.
+        case rejected(FixValidation.Rejection)
+    }
+
+    let events: AsyncStream<Event>
+    private let sink: AsyncStream<Event>.Continuation
+    private let host: String
+    private let port: Int
+    private let fixTimeout: Double
+    private let backoffMax: Double
+    private let logger: Logger
+    private let clock: any SystemClock
+    private let lock = NSLock()
+    private let wakeUp = NSCondition()
+    private var stopRequested = false
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(host: String, port: Int, fixTimeout: Double, backoffMax: Double, clock: any SystemClock, logger: Logger) {
+        self.host = host
+        self.port = port
+        self.fixTimeout = fixTimeout
+        self.backoffMax = backoffMax
+        self.clock = clock
+        self.logger = logger
+        // Bounded: a flood from gpsd must not grow memory without limit; the newest matter most.
+        (events, sink) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(1000))
+    }
+
+    func start() {
+        let thread = Thread { [self] in
+            readLoop()
+            sink.finish()
+            finished.signal()
+        }
+        thread.name = "gps-reader"
+        thread.start()
+    }
+
+    func stop() {
+        lock.withLock { stopRequested = true }
+        wakeUp.lock()
+        wakeUp.broadcast()
+        wakeUp.unlock()
+        _ = finished.wait(timeout: .now() + 3)
+    }
+
+    private var isStopRequested: Bool { lock.withLock { stopRequested } }
+
+    private func readLoop() {
+        var connectBackoff = Backoff(minimum: 1, maximum: backoffMax)
+        var reacquireBackoff = Backoff(minimum: 1, maximum: backoffMax)
+        var reacquisitions = 0
+        var reacquiring = false
+        while !isStopRequested {
+            let session: GPSDSession
+            do {
+                session = try GPSDSession(host: host, port: port)
+            } catch {
+                sink.yield(.state(.disconnected))
+                let delay = connectBackoff.nextDelay()
+                logger.warning("gpsd unreachable", metadata: ["gpsd": "\(host):\(port)", "error": "\(error)", "retry_in_s": "\(Self.format(delay))"])
+                pause(seconds: delay)
+                continue
+            }
+            connectBackoff.reset()
+            logger.info("gpsd session open", metadata: ["gpsd": "\(host):\(port)"])
+            sink.yield(.state(reacquiring ? .reacquiring : .acquiring))
+            var lastValid = DispatchTime.now()
+            var fixed = false
+            var pauseBeforeReopening = 0.0
+            while !isStopRequested {
+                if session.waitForData(timeoutMs: 250) {
+                    let report: GPSDSession.Report
+                    do {
+                        report = try session.read()
+                    } catch {
+                        logger.warning("gpsd session lost", metadata: ["error": "\(error)"])
+                        sink.yield(.state(.disconnected))
+                        reacquiring = false
+                        pauseBeforeReopening = connectBackoff.nextDelay()
+                        break
+                    }
+                    if case .position(let raw) = report {
+                        switch FixValidation.validate(raw) {
+                        case .success(let fix):
+                            lastValid = DispatchTime.now()
+                            reacquireBackoff.reset()
+                            reacquiring = false
+                            if !fixed {
+                                fixed = true
+                                sink.yield(.state(.fixed))
+                            }
+                            sink.yield(.fix(fix, receivedAt: clock.now()))
+                        case .failure(let rejection):
+                            sink.yield(.rejected(rejection))
+                        }
+                    }
+                }
+                let silent = Double(DispatchTime.now().uptimeNanoseconds - lastValid.uptimeNanoseconds) / 1e9
+                if silent >= fixTimeout {
+                    reacquisitions += 1
+                    reacquiring = true
+                    let delay = reacquireBackoff.nextDelay()
+                    let reason = "no valid fix for \(Self.format(silent)) s"
+                    logger.notice("reacquiring GPS", metadata: ["reason": "\(reason)", "count": "\(reacquisitions)", "reopen_in_s": "\(Self.format(delay))"])
+                    sink.yield(.reacquired(count: reacquisitions, reason: reason, delay: delay))
+                    sink.yield(.state(.reacquiring))
+                    pauseBeforeReopening = delay
+                    break
+                }
+            }
+            session.close()
+            pause(seconds: pauseBeforeReopening)
+        }
+    }
+
+    private func pause(seconds: Double) {
+        let deadline = Date().addingTimeInterval(seconds)
+        wakeUp.lock()
+        while !isStopRequested && Date() < deadline { _ = wakeUp.wait(until: deadline) }
+        wakeUp.unlock()
+    }
+
+    private static func format(_ seconds: Double) -> String { String(format: "%.1f", seconds) }
+}

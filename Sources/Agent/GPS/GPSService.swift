@@ -1,0 +1,95 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import Store
+
+/// Turns gpsd's reports into stored fixes: validates, stamps by the clock rule, thins to
+/// `max_rate_hz`, hands them to the sample writer; keeps `status.gps` and `status.clock` current
+/// and publishes `event/gps_reacquire` and `event/clock_source`.
+struct GPSService: Service, CustomStringConvertible {
+    let reader: GPSReader
+    let writer: SampleWriter
+    let board: SensorBoard
+    let clock: any SystemClock
+    let maxRateHz: Double
+    let topicRoot: String
+    /// Called with the first valid fix after start (a location goes out right away).
+    let onFirstFix: @Sendable () async -> Void
+    let logger: Logger
+
+    var description: String { "GPSService" }
+
+    func run() async throws {
+        reader.start()
+        await withGracefulShutdownHandler {
+            await consume()
+        } onGracefulShutdown: {
+            reader.stop()
+        }
+    }
+
+    private func consume() async {
+        var decimator = FixDecimator(maxRateHz: maxRateHz)
+        var status = SensorBoard.GPS()
+        var clockSource: ClockRule.Source?
+        var firstFixSeen = false
+        var rejected = 0
+        for await event in reader.events {
+            switch event {
+            case .state(let state):
+                status.state = state.rawValue
+                if state != .fixed, let held = decimator.flush() { await writer.add(fix: Self.stored(held)) }
+                await board.update(gps: status)
+            case .fix(let fix, let receivedAt):
+                let stamp = ClockRule.stamp(gpsTime: fix.gpsTime, systemTime: receivedAt, systemSynchronised: clock.isSynchronised())
+                let stamped = ValidStampedFix(
+                    fix: fix, timeMs: Int64((stamp.time.timeIntervalSince1970 * 1000).rounded()),
+                    receivedMs: Int64((receivedAt.timeIntervalSince1970 * 1000).rounded()), source: stamp.source)
+                if clockSource != stamp.source {
+                    if clockSource != nil {
+                        try? await writer.publish([
+                            EventDraft.make(root: topicRoot, kind: "clock_source", details: [
+                                ("from", .text(clockSource?.rawValue)), ("to", .string(stamp.source.rawValue)),
+                                ("skew_s", .number(stamp.skew, digits: 3)),
+                            ])
+                        ])
+                    }
+                    logger.notice("fixes are stamped with \(stamp.source.rawValue) time", metadata: ["skew_s": "\(stamp.skew.map { String(format: "%.3f", $0) } ?? "none")"])
+                    clockSource = stamp.source
+                }
+                await board.update(clock: SensorBoard.Clock(source: stamp.source.rawValue, skewS: stamp.skew))
+                status.lastFixMs = stamped.receivedMs
+                await board.update(gps: status)
+                if let released = decimator.offer(stamped) { await writer.add(fix: Self.stored(released)) }
+                if !firstFixSeen {
+                    firstFixSeen = true
+                    // The first fix is held by the decimator; store it now so the first location has it.
+                    if let held = decimator.flush() { await writer.add(fix: Self.stored(held)) }
+                    await onFirstFix()
+                }
+            case .reacquired(let count, let reason, let delay):
+                status.reacquisitions = count
+                await board.update(gps: status)
+                try? await writer.publish([
+                    EventDraft.make(root: topicRoot, kind: "gps_reacquire", details: [
+                        ("count", .number(count)), ("reason", .string(reason)), ("reopen_in_s", .number(delay, digits: 1)),
+                    ])
+                ])
+            case .rejected(let rejection):
+                rejected += 1
+                if rejected == 1 || rejected % 1000 == 0 {
+                    logger.debug("gpsd report not usable as a fix", metadata: ["reason": "\(rejection.rawValue)", "count": "\(rejected)"])
+                }
+            }
+        }
+        if let held = decimator.flush() { await writer.add(fix: Self.stored(held)) }
+    }
+
+    static func stored(_ stamped: ValidStampedFix) -> StoredFix {
+        let fix = stamped.fix
+        return StoredFix(
+            timeMs: stamped.timeMs, receivedMs: stamped.receivedMs, lat: fix.lat, lon: fix.lon, altHAE: fix.altHAE,
+            altMSL: fix.altMSL, speed: fix.speed, track: fix.track, climb: fix.climb, eph: fix.eph, epv: fix.epv,
+            mode: fix.mode, satellites: fix.satellites, timeSource: stamped.source.rawValue)
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import Store
+
+/// Publishes `<root>/location` (retained, QoS 1, through the outbox) once per slot of
+/// `location_interval_s` aligned to the wall clock (:00, :05, … for 300 s), and once right after
+/// the first valid fix after start. Every slot yields exactly one message: the newest fix, or
+/// the last known one marked `"stale":true`, or a position-less stale message.
+actor LocationPublisher: Service, CustomStringConvertible {
+    private let topic: String
+    private let mirrorTopic: String?
+    private let intervalS: Int
+    private let trackerID: String
+    private let writer: SampleWriter
+    private let logger: Logger
+    /// The slot (its start, Unix s) whose message went out last.
+    private var lastSlot: Int64?
+
+    /// A clock jump larger than this many slots (NTP setting a Pi's clock at boot) is not
+    /// filled with catch-up messages.
+    static let maximumCatchUpSlots: Int64 = 12
+
+    init(topicRoot: String, mirrorTopic: String?, intervalS: Int, deviceID: String, writer: SampleWriter, logger: Logger) {
+        topic = "\(topicRoot)/location"
+        self.mirrorTopic = mirrorTopic
+        self.intervalS = intervalS
+        trackerID = Self.trackerID(for: deviceID)
+        self.writer = writer
+        self.logger = logger
+    }
+
+    nonisolated var description: String { "LocationPublisher" }
+
+    /// OwnTracks' `tid`: two characters, the device id's last two like the OwnTracks apps.
+    static func trackerID(for deviceID: String) -> String {
+        let usable = deviceID.filter { $0.isLetter || $0.isNumber }
+        return String((usable.isEmpty ? "ka" : usable).suffix(2))
+    }
+
+    func run() async throws {
+        while !Task.isShuttingDownGracefully {
+            let now = Date().timeIntervalSince1970
+            let nextSlot = (Int64(now) / Int64(intervalS) + 1) * Int64(intervalS)
+            let wait = Double(nextSlot) - now
+            guard (try? await cancelWhenGracefulShutdown({ try await Task.sleep(for: .seconds(wait)) })) != nil else { return }
+            await publishSlots(upTo: nextSlot)
+        }
+    }
+
+    /// The first valid fix after start: one message now, outside the slot grid.
+    func firstFix() async {
+        await publish(slotTime: nil)
+    }
+
+    private func publishSlots(upTo slot: Int64) async {
+        let step = Int64(intervalS)
+        var from = slot
+        if let lastSlot, slot > lastSlot {
+            let missed = (slot - lastSlot) / step - 1
+            if missed > 0 && missed <= Self.maximumCatchUpSlots {
+                from = lastSlot + step
+            } else if missed > Self.maximumCatchUpSlots {
+                logger.notice("the clock jumped; not filling the slots in between", metadata: ["slots": "\(missed)"])
+            }
+        }
+        var current = from
+        while current <= slot {
+            await publish(slotTime: current)
+            current += step
+        }
+        lastSlot = slot
+    }
+
+    private func publish(slotTime: Int64?) async {
+        let now = Date()
+        let fix = await writer.latestFix
+        // Stale: the newest fix arrived more than one interval ago. Judged by when it arrived,
+        // not its GPS time, which may be far off (see the clock rule).
+        let stale = fix.map { now.timeIntervalSince1970 - Double($0.receivedMs) / 1000 > Double(intervalS) } ?? true
+        let body = Self.payloadMembers(fix: fix, stale: stale, createdAt: now, trackerID: trackerID)
+        var drafts = [
+            OutboxDraft(topic: topic, retain: true) { seq in Self.insertSeq(seq, into: body).bytes }
+        ]
+        if let mirrorTopic {
+            drafts.append(OutboxDraft(topic: mirrorTopic, retain: true) { seq in Self.insertSeq(seq, into: body).bytes })
+        }
+        do {
+            try await writer.publish(drafts)
+        } catch {
+            logger.error("cannot queue a location message", metadata: ["error": "\(error)", "slot": "\(slotTime.map(String.init) ?? "first fix")"])
+        }
+    }
+
+    private static func insertSeq(_ seq: Int64, into members: [(String, JSONValue)]) -> JSONValue {
+        .object(members + [("seq", .int(seq))])
+    }
+
+    /// OwnTracks' location fields, integers where OwnTracks has integers.
+    static func payloadMembers(fix: StoredFix?, stale: Bool, createdAt: Date, trackerID: String) -> [(String, JSONValue)] {
+        guard let fix else {
+            return [("_type", "location"), ("created_at", .int(Int64(createdAt.timeIntervalSince1970))), ("tid", .string(trackerID)),
+                    ("stale", true)]
+        }
+        func integer(_ value: Double?) -> JSONValue { value.map { .int(Int64($0.rounded())) } ?? .null }
+        var members: [(String, JSONValue)] = [
+            ("_type", "location"),
+            ("lat", .number(fix.lat, digits: 7)),
+            ("lon", .number(fix.lon, digits: 7)),
+            ("tst", .int(fix.timeMs / 1000)),
+            ("created_at", .int(Int64(createdAt.timeIntervalSince1970))),
+            ("acc", integer(fix.eph)),
+            ("alt", integer(fix.altMSL ?? fix.altHAE)),
+            ("vac", integer(fix.epv)),
+            ("vel", integer(fix.speed.map { $0 * 3.6 })),
+            ("cog", integer(fix.track)),
+            ("tid", .string(trackerID)),
+            ("t", "t"),
+            ("mode", .int(Int64(fix.mode))),
+            ("sats", .number(fix.satellites)),
+        ]
+        if stale { members.append(("stale", true)) }
+        // OwnTracks leaves out what it does not know rather than sending null.
+        return members.filter { $0.1 != .null }
+    }
+}

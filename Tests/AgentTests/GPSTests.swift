@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+import TestKit
+
+@testable import Store
+
+/// The GPS path with real gpsd fed by gpsfake from real receiver captures.
+@Suite("GPS")
+struct GPSTests {
+    @Test("fixes from a real capture are stored with exactly gpsd's positions and times")
+    func storesGpsdPositions() async throws {
+        let broker = try MosquittoBroker()
+        let capture = Tools.fixture("gpsd/bu353s4.log")
+        let gps = try await GPSFake(capture: capture, cycle: 0.1, once: true, linger: 1)
+        // The system clock counts as unsynchronised: fixes keep gpsd's own time.
+        let agent = try AgentProcess(brokerPort: broker.port, gpsPort: gps.port, gpsFixTimeout: 30,
+                                     environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "0"])
+        _ = await gps.process.waitForExit(timeout: 60)
+        #expect(agent.stop() == 0, "\(agent.log)")
+
+        let expected = try GPSDExpected.positions(chk: capture + ".chk")
+        let db = try SQLiteConnection(path: agent.storePath, readOnly: true)
+        let statement = try db.statement("SELECT ts_ms, lat, lon, time_source FROM fix ORDER BY ts_ms")
+        var stored: [(Int64, Double, Double, String)] = []
+        while try statement.step() {
+            stored.append((statement.int64(0), statement.double(1), statement.double(2), statement.text(3)))
+        }
+        // gpsd needs a couple of seconds of sentences to recognise the receiver: the first fixes are lost.
+        #expect(stored.count >= 15, "only \(stored.count) fixes stored; log:\n\(agent.log.suffix(2000))")
+        let timed = expected.filter { $0.timeMs != nil }
+        let first = try #require(stored.first)
+        let fromFirst = timed.filter { $0.timeMs! >= first.0 }
+        #expect(stored.map(\.0) == fromFirst.map { $0.timeMs! }, "fix times differ from gpsd's")
+        for (row, tpv) in zip(stored, fromFirst) {
+            #expect(row.1 == tpv.lat && row.2 == tpv.lon, "at \(row.0): stored \(row.1),\(row.2), gpsd \(tpv.lat),\(tpv.lon)")
+            #expect(row.3 == "gps")
+        }
+    }
+
+    @Test("a receiver without a fix: the session is reopened every fix_timeout_s, with an event each time")
+    func noFixReacquires() async throws {
+        let broker = try MosquittoBroker()
+        let events = try await MQTTSubscriber(port: broker.port, filter: "keepalive/testpi/event/gps_reacquire")
+        let gps = try await GPSFake(capture: Tools.fixture("gpsd/bu303-nofix.log"), cycle: 0.05)
+        let agent = try AgentProcess(brokerPort: broker.port, gpsPort: gps.port, gpsFixTimeout: 2)
+        let start = Date()
+        let reacquisitions = try await events.waitFor(count: 3, timeout: 30, "three gps_reacquire events") { _ in true }
+        let elapsed = Date().timeIntervalSince(start)
+        // Three periods of fix_timeout (2 s) plus backoff capped at reconnect_max_s (1 s) each.
+        #expect(elapsed >= 6 && elapsed <= 20, "took \(elapsed) s")
+        #expect(reacquisitions.map { $0.json?["count"] as? Int } == [1, 2, 3])
+        #expect(agent.log.contains("reacquiring GPS"))
+    }
+
+    @Test("gpsd not running at start: the agent reports disconnected, then connects when gpsd appears")
+    func gpsdLate() async throws {
+        let broker = try MosquittoBroker()
+        let status = try await MQTTSubscriber(port: broker.port, filter: "keepalive/testpi/status")
+        let port = Ports.free()
+        let agent = try AgentProcess(brokerPort: broker.port, gpsPort: port, gpsFixTimeout: 5)
+        try await status.waitFor("gps disconnected") { Self.gpsState($0) == "disconnected" }
+        try await agent.process!.waitForLine(containing: "gpsd unreachable")
+        let gps = try await GPSFake(capture: Tools.fixture("gpsd/bu353s4.log"), port: port, cycle: 0.1)
+        try await status.waitFor(timeout: 20, "gps fixed once gpsd is there") { Self.gpsState($0) == "fixed" }
+        gps.stop()
+    }
+
+    @Test("gpsd killed and started again: the agent notices and gets fixes again")
+    func gpsdRestart() async throws {
+        let broker = try MosquittoBroker()
+        let status = try await MQTTSubscriber(port: broker.port, filter: "keepalive/testpi/status")
+        let port = Ports.free()
+        var gps = try await GPSFake(capture: Tools.fixture("gpsd/bu353s4.log"), port: port, cycle: 0.1)
+        let agent = try AgentProcess(brokerPort: broker.port, gpsPort: port, gpsFixTimeout: 5)
+        try await status.waitFor(timeout: 20, "first fix") { Self.gpsState($0) == "fixed" }
+        gps.stop()
+        try await agent.process!.waitForLine(containing: "gpsd session lost", timeout: 10)
+        let before = status.messages.count
+        gps = try await GPSFake(capture: Tools.fixture("gpsd/bu353s4.log"), port: port, cycle: 0.1)
+        try await Wait.until(timeout: 20, "gps fixed again after the restart; agent log:\n\(agent.log.suffix(1500))") {
+            status.messages.dropFirst(before).contains { Self.gpsState($0) == "fixed" }
+        }
+        _ = agent
+    }
+
+    static func gpsState(_ message: MQTTSubscriber.Message) -> String? {
+        (message.json?["gps"] as? [String: Any])?["state"] as? String
+    }
+}
