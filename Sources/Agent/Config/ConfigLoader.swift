@@ -167,7 +167,7 @@ public enum ConfigLoader {
 
     private static func readSchedule(_ section: ConfigSection) throws -> AgentConfig.Schedule {
         let schedule = AgentConfig.Schedule(
-            locationIntervalS: try section.int("location_interval_s", default: 300, in: 10...86_400),
+            locationIntervalS: try section.int("location_interval_s", default: 300, in: 1...86_400),
             todayIntervalS: try section.int("today_interval_s", default: 60, in: 1...86_400),
             statusIntervalS: try section.int("status_interval_s", default: 60, in: 1...86_400),
             dailyGraceS: try section.int("daily_grace_s", default: 300, in: 0...86_400))

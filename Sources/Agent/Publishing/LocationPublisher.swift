@@ -78,7 +78,9 @@ actor LocationPublisher: Service, CustomStringConvertible {
         // Stale: the newest fix arrived more than one interval ago. Judged by when it arrived,
         // not its GPS time, which may be far off (see the clock rule).
         let stale = fix.map { now.timeIntervalSince1970 - Double($0.receivedMs) / 1000 > Double(intervalS) } ?? true
-        let body = Self.payloadMembers(fix: fix, stale: stale, createdAt: now, trackerID: trackerID)
+        let members = Self.payloadMembers(fix: fix, stale: stale, createdAt: now, trackerID: trackerID)
+        // OwnTracks' trigger "t" (timer) marks slot messages; the first-fix one is off the grid.
+        let body = slotTime == nil ? members.filter { $0.0 != "t" } : members
         var drafts = [
             OutboxDraft(topic: topic, retain: true) { seq in Self.insertSeq(seq, into: body).bytes }
         ]
@@ -100,7 +102,7 @@ actor LocationPublisher: Service, CustomStringConvertible {
     static func payloadMembers(fix: StoredFix?, stale: Bool, createdAt: Date, trackerID: String) -> [(String, JSONValue)] {
         guard let fix else {
             return [("_type", "location"), ("created_at", .int(Int64(createdAt.timeIntervalSince1970))), ("tid", .string(trackerID)),
-                    ("stale", true)]
+                    ("t", "t"), ("stale", true)]
         }
         func integer(_ value: Double?) -> JSONValue { value.map { .int(Int64($0.rounded())) } ?? .null }
         var members: [(String, JSONValue)] = [

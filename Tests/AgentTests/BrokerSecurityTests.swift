@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+import TestKit
+
+/// TLS and username/password against a real mosquitto.
+@Suite("Broker security")
+struct BrokerSecurityTests {
+    @Test("TLS with a CA and server certificate made here: the agent comes online")
+    func tls() async throws {
+        let directory = try TemporaryDirectory("tls")
+        let certificates = try await TestCertificates.make(in: directory)
+        let broker = try MosquittoBroker(extraConfig: """
+            cafile \(certificates.caFile)
+            certfile \(certificates.certFile)
+            keyfile \(certificates.keyFile)
+            """)
+        let agent = try AgentProcess(brokerPort: broker.port, extraConfig: "", directory: directory, start: false)
+        try Self.set(in: agent.configPath, section: "[mqtt]", lines: ["tls = true", "cafile = \"\(certificates.caFile)\""])
+        try agent.start()
+        let watcher = try await MQTTSubscriber(port: broker.port, filter: "keepalive/#", extraArguments: ["--cafile", certificates.caFile])
+        try await watcher.waitFor(timeout: 15, "online over TLS") { $0.json?["state"] as? String == "online" }
+        #expect(agent.log.contains("MQTT connected"))
+    }
+
+    @Test("TLS with a CA that did not sign the broker's certificate: reported and retried, not a dead loop")
+    func tlsWrongCA() async throws {
+        let directory = try TemporaryDirectory("tls")
+        let certificates = try await TestCertificates.make(in: directory)
+        let otherDirectory = try TemporaryDirectory("tls-other")
+        let other = try await TestCertificates.make(in: otherDirectory)
+        let broker = try MosquittoBroker(extraConfig: """
+            cafile \(certificates.caFile)
+            certfile \(certificates.certFile)
+            keyfile \(certificates.keyFile)
+            """)
+        let agent = try AgentProcess(brokerPort: broker.port, directory: directory, start: false)
+        try Self.set(in: agent.configPath, section: "[mqtt]", lines: ["tls = true", "cafile = \"\(other.caFile)\""])
+        try agent.start()
+        let process = try #require(agent.process)
+        try await Wait.until(timeout: 20, "two failed TLS connects; log:\n\(agent.log.suffix(1500))") {
+            process.lines.filter { $0.contains("MQTT connect failed") || $0.contains("MQTT connection lost") }.count >= 2
+        }
+        #expect(process.isRunning)
+    }
+
+    @Test("username and password file: accepted; a wrong password is reported and retried")
+    func usernamePassword() async throws {
+        let directory = try TemporaryDirectory("auth")
+        let passwords = try await TestCertificates.passwordFile(in: directory, user: "pi", password: "correct horse")
+        let broker = try MosquittoBroker(extraConfig: "password_file \(passwords)")
+
+        let good = try AgentProcess(brokerPort: broker.port, deviceID: "good", directory: directory, start: false)
+        let goodPassword = try directory.write("good.pw", "correct horse\n")
+        try Self.set(in: good.configPath, section: "[mqtt]", lines: ["username = \"pi\"", "password_file = \"\(goodPassword)\""])
+        try good.start()
+        let watcher = try await MQTTSubscriber(port: broker.port, filter: "keepalive/#", extraArguments: ["-u", "pi", "-P", "correct horse"])
+        try await watcher.waitFor(timeout: 15, "online with the right password") {
+            $0.topic == "keepalive/good/status" && $0.json?["state"] as? String == "online"
+        }
+
+        let badDirectory = try TemporaryDirectory("auth-bad")
+        let bad = try AgentProcess(brokerPort: broker.port, deviceID: "bad", directory: badDirectory, start: false)
+        let badPassword = try badDirectory.write("bad.pw", "wrong\n")
+        try Self.set(in: bad.configPath, section: "[mqtt]", lines: ["username = \"pi\"", "password_file = \"\(badPassword)\""])
+        try bad.start()
+        let process = try #require(bad.process)
+        try await Wait.until(timeout: 20, "two refusals; log:\n\(bad.log.suffix(1500))") {
+            process.lines.filter { $0.contains("not authorised") || $0.contains("Not authorized") }.count >= 2
+        }
+        #expect(process.isRunning)
+        #expect(!bad.log.contains("wrong"), "the password must never be logged")
+    }
+
+    /// Adds lines to a section of a generated config.
+    static func set(in path: String, section: String, lines: [String]) throws {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        try text.replacingOccurrences(of: section + "\n", with: section + "\n" + lines.joined(separator: "\n") + "\n")
+            .write(toFile: path, atomically: true, encoding: .utf8)
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+import TestKit
+
+@testable import Store
+
+/// Nothing is lost while the broker is away, nor when the agent dies meanwhile.
+@Suite("Broker outages", .serialized)
+struct OutageTests {
+    static let interval = 2
+
+    func startAgent(broker: MosquittoBroker, gps: GPSFake, directory: TemporaryDirectory? = nil) throws -> AgentProcess {
+        try AgentProcess(
+            brokerPort: broker.port, gpsPort: gps.port, gpsFixTimeout: 30,
+            extraConfig: "[schedule]\nlocation_interval_s = \(Self.interval)\nstatus_interval_s = 60\n", directory: directory,
+            environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "1"])
+    }
+
+    /// Location messages as a consumer dedupes them: by seq, first arrival kept, in arrival order.
+    static func deduplicated(_ messages: [MQTTSubscriber.Message]) -> [(seq: Int, createdAt: Int)] {
+        var seen = Set<Int>()
+        var result: [(Int, Int)] = []
+        for message in messages {
+            // Slot messages only (trigger "t"); the one right after the first fix is off the grid.
+            guard let json = message.json, json["t"] as? String == "t", let seq = json["seq"] as? Int,
+                  let created = json["created_at"] as? Int else { continue }
+            if seen.insert(seq).inserted { result.append((seq, created)) }
+        }
+        return result
+    }
+
+    @Test("a 30 s broker outage: a persistent consumer gets every location slot, in order, seq increasing")
+    func outage() async throws {
+        let broker = try MosquittoBroker(persistence: true)
+        let gps = try await GPSFake(capture: Tools.fixture("gpsd/bu353s4.log"), cycle: 0.2)
+        let consumer = try await MQTTSubscriber(
+            port: broker.port, filter: "keepalive/testpi/location", clientID: "consumer-\(UInt16.random(in: 0...9999))", persistent: true)
+        let agent = try startAgent(broker: broker, gps: gps)
+        _ = try await consumer.waitFor(count: 3, timeout: 30, "three locations before the outage") { _ in true }
+
+        broker.stop()
+        try await agent.process!.waitForLine(containing: "MQTT connection lost", timeout: 10)
+        let outageStart = Date()
+        // The outage itself: 30 s of the agent publishing into its outbox with no broker.
+        try await Task.sleep(for: .seconds(30))
+        try broker.start()
+        let restartedAt = Int(Date().timeIntervalSince1970)
+        try await Wait.until(timeout: 40, "a location from after the restart; consumer has \(consumer.messages.count)") {
+            Self.deduplicated(consumer.messages).contains { $0.createdAt > restartedAt + Self.interval }
+        }
+
+        let locations = Self.deduplicated(consumer.messages)
+        let seqs = locations.map(\.seq)
+        #expect(seqs == seqs.sorted(), "seq must increase in arrival order: \(seqs)")
+        let slots = locations.map(\.createdAt)
+        // Every slot from the first to the last, exactly once: none lost, none made up.
+        let gaps = zip(slots, slots.dropFirst()).filter { $1 - $0 != Self.interval }
+        #expect(gaps.isEmpty, "slots not contiguous: \(gaps) in \(slots)")
+        let duringOutage = slots.filter { $0 > Int(outageStart.timeIntervalSince1970) && $0 < restartedAt }
+        #expect(duringOutage.count >= 30 / Self.interval - 1, "only \(duringOutage.count) slots from the outage arrived")
+        _ = agent
+    }
+
+    @Test("broker down, agent SIGKILLed with messages queued, broker up, agent restarted: all of them arrive")
+    func crashWhileDisconnected() async throws {
+        let broker = try MosquittoBroker(persistence: true)
+        let gps = try await GPSFake(capture: Tools.fixture("gpsd/bu353s4.log"), cycle: 0.2)
+        let consumer = try await MQTTSubscriber(
+            port: broker.port, filter: "keepalive/testpi/location", clientID: "consumer-\(UInt16.random(in: 0...9999))", persistent: true)
+        let agent = try startAgent(broker: broker, gps: gps)
+        _ = try await consumer.waitFor(count: 1, timeout: 30, "a first location") { _ in true }
+        broker.stop()
+        try await agent.process!.waitForLine(containing: "MQTT connection lost", timeout: 10)
+
+        let pendingLocations = {
+            let db = try SQLiteConnection(path: agent.storePath, readOnly: true)
+            let statement = try db.statement("SELECT seq FROM outbox WHERE topic = 'keepalive/testpi/location' ORDER BY id")
+            var seqs: [Int] = []
+            while try statement.step() { seqs.append(statement.int(0)) }
+            return seqs
+        }
+        try await Wait.until(timeout: 30, "three locations queued in the outbox") { try pendingLocations().count >= 3 }
+        agent.kill9()
+        let queued = try pendingLocations()
+
+        try broker.start()
+        try agent.start()
+        try await Wait.until(timeout: 30, "every queued location (\(queued)) at the consumer") {
+            let received = Set(Self.deduplicated(consumer.messages).map(\.seq))
+            return queued.allSatisfy(received.contains)
+        }
+        let seqs = Self.deduplicated(consumer.messages).map(\.seq)
+        #expect(seqs == seqs.sorted(), "\(seqs)")
+    }
+}
