@@ -44,6 +44,9 @@ let package = Package(
             name: "keepalive",
             dependencies: ["Agent", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
+        // `swift run -c release keepalive-bench`: figures as ratios against baselines run alongside.
+        .executableTarget(name: "keepalive-bench", dependencies: ["Agent", "Store", "Bus", "CSQLite", "TestKit"], path: "Sources/Bench"),
+
         // Test support: real mosquitto, gpsd via gpsfake, the agent binary, MQTT clients.
         .target(name: "TestKit", path: "Tests/TestKit"),
         .testTarget(name: "TestKitTests", dependencies: ["TestKit"]),

@@ -269,7 +269,7 @@ public final class MQTTClient: @unchecked Sendable {
 
     // MARK: - Callbacks (network thread)
 
-    func didConnect(returnCode: Int32) {
+    func didConnect(returnCode: Int32, receiveMaximum: Int?) {
         guard returnCode == 0 else {
             let reason = "refused by broker: \(String(cString: mosquitto_reason_string(returnCode)))"
             lock.withLock { lastRefusal = reason }
@@ -283,7 +283,7 @@ public final class MQTTClient: @unchecked Sendable {
             return sessionNumber
         }
         logger.info("MQTT connected", metadata: ["broker": "\(options.host):\(options.port)", "client_id": "\(options.clientID)"])
-        eventSink.yield(.connected(session: session))
+        eventSink.yield(.connected(session: session, receiveMaximum: receiveMaximum))
     }
 
     func didDisconnect(returnCode: Int32) {

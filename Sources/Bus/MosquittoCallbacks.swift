@@ -3,8 +3,10 @@ import CMosquitto
 // libmosquitto calls these on the network thread. They are plain C functions (no captured
 // context: the client comes back from `userdata`), copy what they need, and never block.
 
-func mosquittoOnConnect(_: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ rc: Int32, _: Int32, _: OpaquePointer?) {
-    client(from: userdata)?.didConnect(returnCode: rc)
+func mosquittoOnConnect(_: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ rc: Int32, _: Int32, _ properties: OpaquePointer?) {
+    var receiveMaximum: UInt16 = 0
+    let found = mosquitto_property_read_int16(properties, Int32(MQTT_PROP_RECEIVE_MAXIMUM.rawValue), &receiveMaximum, false) != nil
+    client(from: userdata)?.didConnect(returnCode: rc, receiveMaximum: found ? Int(receiveMaximum) : nil)
 }
 
 func mosquittoOnDisconnect(_: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ rc: Int32, _: OpaquePointer?) {

@@ -50,6 +50,19 @@ struct AgentLifecycleTests {
         try await watcher.waitFor(timeout: 15, "online after the broker appeared") { $0.json?["state"] as? String == "online" }
     }
 
+    @Test("MQTT 3.1.1 is selectable: the agent comes online and its will works the same")
+    func mqtt311() async throws {
+        let broker = try MosquittoBroker()
+        let watcher = try await MQTTSubscriber(port: broker.port, filter: "keepalive/testpi/status", protocolVersion: "mqttv311")
+        let agent = try AgentProcess(brokerPort: broker.port, extraConfig: "", start: false)
+        let text = try String(contentsOfFile: agent.configPath, encoding: .utf8)
+        try text.replacingOccurrences(of: "[mqtt]\n", with: "[mqtt]\nprotocol = 311\n").write(toFile: agent.configPath, atomically: true, encoding: .utf8)
+        try agent.start()
+        try await watcher.waitFor("online over 3.1.1") { $0.json?["state"] as? String == "online" }
+        agent.kill9()
+        try await watcher.waitFor("the will over 3.1.1") { $0.json?["state"] as? String == "offline" }
+    }
+
     @Test("a store that cannot be created stops the agent with a clear message")
     func unwritableStore() async throws {
         let broker = try MosquittoBroker()

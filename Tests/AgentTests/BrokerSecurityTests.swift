@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import TestKit
 
+@testable import Store
+
 /// TLS and username/password against a real mosquitto.
 @Suite("Broker security")
 struct BrokerSecurityTests {
@@ -76,5 +78,33 @@ struct BrokerSecurityTests {
         let text = try String(contentsOfFile: path, encoding: .utf8)
         try text.replacingOccurrences(of: section + "\n", with: section + "\n" + lines.joined(separator: "\n") + "\n")
             .write(toFile: path, atomically: true, encoding: .utf8)
+    }
+}
+
+@Suite("Broker refusals")
+struct BrokerRefusalTests {
+    @Test("a message the broker refuses (v5 PUBACK 0x87) is set aside, kept, and does not block the queue")
+    func refusedMessageSetAside() async throws {
+        let directory = try TemporaryDirectory("acl")
+        // Anonymous clients may write status only: location is refused with "not authorized".
+        let acl = try directory.write("acl", "topic readwrite keepalive/testpi/status\ntopic read keepalive/#\n")
+        let broker = try MosquittoBroker(extraConfig: "acl_file \(acl)")
+        let gps = try await GPSFake(capture: Tools.fixture("gpsd/bu353s4.log"), cycle: 0.2)
+        let watcher = try await MQTTSubscriber(port: broker.port, filter: "keepalive/#")
+        let agent = try AgentProcess(
+            brokerPort: broker.port, gpsPort: gps.port, gpsFixTimeout: 30,
+            extraConfig: "[schedule]\nlocation_interval_s = 1\nstatus_interval_s = 1\n", directory: directory,
+            environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "1"])
+        try await agent.process!.waitForLine(containing: "broker refused a message", timeout: 20)
+        // Status keeps flowing after the refusal: the queue is not blocked behind it.
+        let before = watcher.messages.count
+        try await Wait.until(timeout: 10, "two more status messages") {
+            watcher.messages.dropFirst(before).filter { $0.topic.hasSuffix("/status") }.count >= 2
+        }
+        #expect(!watcher.messages.contains { $0.topic.hasSuffix("/location") })
+        agent.stop()
+        let db = try SQLiteConnection(path: agent.storePath, readOnly: true)
+        let setAside = try db.scalarInt("SELECT count(*) FROM outbox WHERE topic LIKE '%/location' AND rejected_reason LIKE '%135%'")
+        #expect((setAside ?? 0) >= 1)
     }
 }

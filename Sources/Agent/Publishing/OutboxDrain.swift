@@ -8,7 +8,7 @@ import Store
 /// In-flight marks live here, in memory, on purpose: after a crash or a lost connection every
 /// unacknowledged message is sent again from the oldest (at-least-once), so a durable "in flight"
 /// state would cost an SD-card write per message and change nothing.
-actor OutboxDrain {
+public actor OutboxDrain {
     private let store: Store
     private let client: MQTTClient
     private let maxInflight: Int
@@ -20,33 +20,37 @@ actor OutboxDrain {
     private var inflight: [Int32: Int64] = [:]
     private var lastSentID: Int64 = 0
     private var acknowledged: [Int64] = []
+    private var window: Int
     private var pumping = false
     private var pumpAgain = false
 
-    init(store: Store, client: MQTTClient, maxInflight: Int, useProperties: Bool, logger: Logger) {
+    public init(store: Store, client: MQTTClient, maxInflight: Int, useProperties: Bool, logger: Logger) {
         self.store = store
         self.client = client
         self.maxInflight = maxInflight
+        self.window = maxInflight
         self.useProperties = useProperties
         self.logger = logger
     }
 
-    var inflightCount: Int { inflight.count }
+    public var inflightCount: Int { inflight.count }
 
-    func connected(session: UInt64) async {
+    public func connected(session: UInt64, receiveMaximum: Int?) async {
         await flushAcknowledgements()
+        // Never more in flight than the broker accepts (its v5 Receive Maximum).
+        window = min(maxInflight, receiveMaximum ?? maxInflight)
         self.session = session
         inflight = [:]
         lastSentID = 0
         await pump()
     }
 
-    func disconnected() {
+    public func disconnected() {
         session = nil
         inflight = [:]
     }
 
-    func published(session: UInt64, mid: Int32, reasonCode: Int32) async {
+    public func published(session: UInt64, mid: Int32, reasonCode: Int32) async {
         guard session == self.session, let id = inflight.removeValue(forKey: mid) else { return }
         if reasonCode >= 0x80 {
             logger.error("broker refused a message; set aside in the outbox", metadata: ["outbox_id": "\(id)", "reason_code": "\(reasonCode)"])
@@ -59,10 +63,10 @@ actor OutboxDrain {
     }
 
     /// New messages are in the outbox.
-    func wake() async { await pump() }
+    public func wake() async { await pump() }
 
     /// Deletes acknowledged messages in one transaction: one fsync for many PUBACKs.
-    func flushAcknowledgements() async {
+    public func flushAcknowledgements() async {
         guard !acknowledged.isEmpty else { return }
         let ids = acknowledged
         do {
@@ -90,10 +94,10 @@ actor OutboxDrain {
     }
 
     private func pumpOnce() async {
-        while let session, inflight.count < maxInflight {
+        while let session, inflight.count < window {
             let entries: [OutboxEntry]
             do {
-                entries = try await store.pendingMessages(afterID: lastSentID, limit: maxInflight - inflight.count)
+                entries = try await store.pendingMessages(afterID: lastSentID, limit: window - inflight.count)
             } catch {
                 logger.warning("cannot read the outbox", metadata: ["error": "\(error)"])
                 return

@@ -52,8 +52,8 @@ final class BusService: Service, Sendable, CustomStringConvertible {
     private func consumeEvents() async {
         for await event in client.events {
             switch event {
-            case .connected(let session):
-                await drain.connected(session: session)
+            case .connected(let session, let receiveMaximum):
+                await drain.connected(session: session, receiveMaximum: receiveMaximum)
                 await onConnect()
             case .disconnected:
                 await drain.disconnected()
