@@ -87,3 +87,31 @@ struct GPSTests {
         (message.json?["gps"] as? [String: Any])?["state"] as? String
     }
 }
+
+/// Bad input from gpsd, which a real gpsd cannot be made to send: a stand-in server.
+@Suite("GPS bad input")
+struct GPSBadInputTests {
+    @Test("garbage JSON, NaN, absurd values and a flood from gpsd: nothing bad stored, the agent stays up, good fixes still stored")
+    func hostileGpsd() async throws {
+        let broker = try MosquittoBroker()
+        let port = Ports.free()
+        let hostile = try ManagedProcess(
+            name: "hostile_gpsd", executable: Tools.find("python3"),
+            arguments: [Tools.fixture("tools/hostile_gpsd.py"), "\(port)"])
+        try await hostile.waitForLine(containing: "listening")
+        let agent = try AgentProcess(brokerPort: broker.port, gpsPort: port, gpsFixTimeout: 30,
+                                     environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "0"])
+        try await hostile.waitForLine(containing: "done 1", timeout: 30)
+        let db = { try SQLiteConnection(path: agent.storePath, readOnly: true) }
+        try await Wait.until(timeout: 20, "the five good fixes to be stored; log:\n\(agent.log.suffix(3000))") {
+            (try? db().scalarInt("SELECT count(*) FROM fix WHERE lat BETWEEN 10.5 AND 10.5005")) == 5
+        }
+        #expect(agent.process?.isRunning == true)
+        let total = try db().scalarInt("SELECT count(*) FROM fix")
+        #expect(total == 5, "only the good fixes may be stored")
+        let bad = try db().scalarInt("SELECT count(*) FROM fix WHERE abs(lat) > 90 OR abs(lon) > 180")
+        #expect(bad == 0)
+        hostile.stop()
+        #expect(agent.stop() == 0)
+    }
+}

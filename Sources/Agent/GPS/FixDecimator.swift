@@ -25,6 +25,12 @@ struct FixDecimator {
         return current.fix
     }
 
+    /// Releases the held fix once it has waited a whole interval (fixes stopped coming).
+    mutating func release(receivedBefore cutoffMs: Int64) -> ValidStampedFix? {
+        guard let held, held.fix.receivedMs < cutoffMs else { return nil }
+        return flush()
+    }
+
     /// Releases the held fix (at shutdown, or when fixes stop).
     mutating func flush() -> ValidStampedFix? {
         defer { held = nil }

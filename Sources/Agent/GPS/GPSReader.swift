@@ -20,6 +20,8 @@ final class GPSReader: @unchecked Sendable {
         case reacquired(count: Int, reason: String, delay: Double)
         /// A report that is not a usable fix (no fix, NaN, out of range), counted.
         case rejected(FixValidation.Rejection)
+        /// 250 ms without data from gpsd (lets the consumer release a fix it holds).
+        case idle(at: Date)
     }
 
     let events: AsyncStream<Event>
@@ -89,7 +91,9 @@ final class GPSReader: @unchecked Sendable {
             var fixed = false
             var pauseBeforeReopening = 0.0
             while !isStopRequested {
-                if session.waitForData(timeoutMs: 250) {
+                if !session.waitForData(timeoutMs: 250) {
+                    sink.yield(.idle(at: clock.now()))
+                } else {
                     let report: GPSDSession.Report
                     do {
                         report = try session.read()

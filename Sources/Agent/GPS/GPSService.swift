@@ -75,6 +75,9 @@ struct GPSService: Service, CustomStringConvertible {
                         ("count", .number(count)), ("reason", .string(reason)), ("reopen_in_s", .number(delay, digits: 1)),
                     ])
                 ])
+            case .idle(let now):
+                let cutoff = Int64(now.timeIntervalSince1970 * 1000) - decimator.intervalMs
+                if let released = decimator.release(receivedBefore: cutoff) { await writer.add(fix: Self.stored(released)) }
             case .rejected(let rejection):
                 rejected += 1
                 if rejected == 1 || rejected % 1000 == 0 {

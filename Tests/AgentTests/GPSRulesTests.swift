@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+
+@testable import Agent
+
+@Suite("GPS rules")
+struct GPSRulesTests {
+    func raw(mode: Int = 3, lat: Double = 52.5, lon: Double = 13.4, eph: Double = 5, time: Date? = Date(timeIntervalSince1970: 1_800_000_000)) -> RawFix {
+        RawFix(time: time, mode: mode, lat: lat, lon: lon, altHAE: 80, altMSL: 40, speed: 1, track: 90, climb: 0, eph: eph, epv: 8,
+               satellites: 9)
+    }
+
+    @Test("validation: mode ≥ 2, finite, in range; unknown extras become nil", arguments: [
+        (1, 52.5, 13.4, false), (0, 52.5, 13.4, false), (2, 52.5, 13.4, true), (3, -90, 180, true),
+        (3, .nan, 13.4, false), (3, 52.5, .infinity, false), (3, 90.0001, 0, false), (3, 0, -180.5, false),
+    ])
+    func validation(mode: Int, lat: Double, lon: Double, valid: Bool) {
+        let result = FixValidation.validate(raw(mode: mode, lat: lat, lon: lon))
+        if case .success = result { #expect(valid) } else { #expect(!valid) }
+    }
+
+    @Test("a 2D fix has no altitude; NaN extras are nil, not zero")
+    func extras() throws {
+        var input = raw(mode: 2)
+        input.speed = .nan
+        input.eph = .nan
+        guard case .success(let fix) = FixValidation.validate(input) else { Issue.record("rejected"); return }
+        #expect(fix.altHAE == nil && fix.altMSL == nil)
+        #expect(fix.speed == nil && fix.eph == nil)
+        #expect(fix.track == 90)
+    }
+
+    @Test("clock rule: GPS time while unsynchronised, system time when synchronised and GPS is > 1 day off")
+    func clockRule() {
+        let system = Date(timeIntervalSince1970: 1_800_000_000)
+        let rollover = system.addingTimeInterval(-1024 * 7 * 86_400)  // a week-rollover receiver
+        let close = system.addingTimeInterval(0.4)
+        #expect(ClockRule.stamp(gpsTime: rollover, systemTime: system, systemSynchronised: false).source == .gps)
+        #expect(ClockRule.stamp(gpsTime: rollover, systemTime: system, systemSynchronised: false).time == rollover)
+        let corrected = ClockRule.stamp(gpsTime: rollover, systemTime: system, systemSynchronised: true)
+        #expect(corrected.source == .system && corrected.time == system)
+        #expect(abs((corrected.skew ?? 0) + 1024 * 7 * 86_400) < 0.001)
+        let normal = ClockRule.stamp(gpsTime: close, systemTime: system, systemSynchronised: true)
+        #expect(normal.source == .gps && normal.time == close)
+        #expect(ClockRule.stamp(gpsTime: nil, systemTime: system, systemSynchronised: false).source == .system)
+        // A Pi at boot: clock at 1970, not synchronised: GPS time wins.
+        let boot = Date(timeIntervalSince1970: 0)
+        #expect(ClockRule.stamp(gpsTime: system, systemTime: boot, systemSynchronised: false).time == system)
+    }
+
+    func stamped(_ ms: Int64, eph: Double?) -> ValidStampedFix {
+        ValidStampedFix(
+            fix: ValidFix(gpsTime: nil, mode: 3, lat: 1, lon: 2, eph: eph), timeMs: ms, receivedMs: ms, source: .gps)
+    }
+
+    @Test("decimation keeps the most accurate fix of each interval")
+    func decimation() {
+        var decimator = FixDecimator(maxRateHz: 1)
+        #expect(decimator.offer(stamped(1_000, eph: 10)) == nil)
+        #expect(decimator.offer(stamped(1_200, eph: 4)) == nil)
+        #expect(decimator.offer(stamped(1_400, eph: 7)) == nil)
+        #expect(decimator.offer(stamped(1_100, eph: nil)) == nil)
+        #expect(decimator.offer(stamped(2_000, eph: 9))?.timeMs == 1_200)
+        #expect(decimator.offer(stamped(500, eph: 1)) == nil, "an older fix is not kept")
+        #expect(decimator.release(receivedBefore: 2_000) == nil)
+        #expect(decimator.release(receivedBefore: 2_001)?.timeMs == 2_000)
+        #expect(decimator.flush() == nil)
+        var fast = FixDecimator(maxRateHz: 5)
+        #expect(fast.intervalMs == 200)
+    }
+}
