@@ -20,6 +20,11 @@ struct AgentRunner {
         }
         if let aside = store.movedAsideCorruptFile {
             logger.error("the store was damaged and has been replaced", metadata: ["kept_as": "\(aside)"])
+            _ = try? await store.write(messages: [
+                EventDraft.make(root: config.topicRoot, kind: "storage", details: [
+                    ("problem", "store file damaged at start; replaced by a new one"), ("kept_as", .string(aside)),
+                ])
+            ])
         }
 
         let statusTopic = "\(config.topicRoot)/status"
@@ -34,7 +39,7 @@ struct AgentRunner {
             store: store, client: client, maxInflight: config.mqtt.maxInflight,
             useProperties: config.mqtt.protocolVersion == .v5, logger: Logger(label: "keepalive.outbox"))
         let board = SensorBoard()
-        let writer = SampleWriter(store: store, drain: drain, batchMs: config.store.batchMs, logger: Logger(label: "keepalive.ingest"))
+        let writer = SampleWriter(store: store, drain: drain, board: board, batchMs: config.store.batchMs, logger: Logger(label: "keepalive.ingest"))
         let location = LocationPublisher(
             topicRoot: config.topicRoot, mirrorTopic: config.mqtt.owntracksTopic.isEmpty ? nil : config.mqtt.owntracksTopic,
             intervalS: config.schedule.locationIntervalS, deviceID: config.device.id, writer: writer,
@@ -51,7 +56,7 @@ struct AgentRunner {
         }
         let status = StatusReporter(
             topic: statusTopic, interval: .seconds(config.schedule.statusIntervalS), store: store, board: board,
-            drain: drain, since: since, logger: Logger(label: "keepalive.status"))
+            drain: drain, client: client, since: since, logger: Logger(label: "keepalive.status"))
         let bus = BusService(
             client: client, drain: drain, handlers: [],
             onConnect: { await status.publish(reason: "connect") },
@@ -78,6 +83,9 @@ struct AgentRunner {
                     .init(service: writer),
                     .init(service: status),
                     .init(service: location),
+                    .init(service: RetentionService(
+                        store: store, retentionDays: config.store.retentionDays, maxBytes: config.store.maxBytes,
+                        logger: Logger(label: "keepalive.retention"))),
                 ] + sensors,
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))

@@ -63,6 +63,8 @@ public actor Store {
     /// Opens, sets the pragmas, and runs `PRAGMA quick_check`; a damaged file throws SQLITE_CORRUPT.
     private static func openChecked(path: String, synchronous: String) throws -> SQLiteConnection {
         let connection = try SQLiteConnection(path: path)
+        // Only takes effect on a new, empty file: lets pruning give space back to the disk.
+        try connection.execute("PRAGMA auto_vacuum = INCREMENTAL")
         try connection.execute("PRAGMA journal_mode = WAL")
         try connection.execute("PRAGMA synchronous = \(synchronous == "normal" ? "NORMAL" : "FULL")")
         try connection.execute("PRAGMA foreign_keys = ON")
@@ -210,6 +212,14 @@ public actor Store {
 
     public var currentSeq: Int64 { seq }
 
+    /// A seq for a message sent live, outside the outbox, while the file cannot be written (disk
+    /// full). It is kept in memory and saved with the next message that is stored, so the counter
+    /// goes back after a restart only if no write at all succeeded in between.
+    public func volatileSeq() -> Int64 {
+        seq += 1
+        return seq
+    }
+
     // MARK: - The outbox
 
     /// Undelivered messages after `afterID`, oldest first.
@@ -348,6 +358,11 @@ public actor Store {
             deleted += db.changes
         }
         return deleted
+    }
+
+    /// Returns up to `pages` free pages to the file system (auto_vacuum = INCREMENTAL).
+    public func releaseFreePages(_ pages: Int = 1000) throws {
+        try db.execute("PRAGMA incremental_vacuum(\(pages))")
     }
 
     /// The time of the oldest raw row, for a size cap that removes the oldest first.

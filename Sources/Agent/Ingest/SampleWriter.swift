@@ -12,6 +12,7 @@ import Store
 actor SampleWriter: Service, CustomStringConvertible {
     private let store: Store
     private let drain: OutboxDrain
+    private let board: SensorBoard
     private let batchInterval: Duration
     private let logger: Logger
     private let maxPending: Int
@@ -22,9 +23,10 @@ actor SampleWriter: Service, CustomStringConvertible {
     private(set) var droppedSamples = 0
     private(set) var lastError: String?
 
-    init(store: Store, drain: OutboxDrain, batchMs: Int, maxPending: Int = 100_000, logger: Logger) {
+    init(store: Store, drain: OutboxDrain, board: SensorBoard, batchMs: Int, maxPending: Int = 100_000, logger: Logger) {
         self.store = store
         self.drain = drain
+        self.board = board
         self.batchInterval = .milliseconds(max(batchMs, 1))
         self.maxPending = maxPending
         self.logger = logger
@@ -50,7 +52,7 @@ actor SampleWriter: Service, CustomStringConvertible {
 
     func run() async throws {
         while !Task.isShuttingDownGracefully {
-            guard (try? await cancelWhenGracefulShutdown({ try await Task.sleep(for: self.batchInterval) })) != nil else { break }
+            guard await sleepUnlessShuttingDown(for: batchInterval) else { break }
             try? await flush(messages: [])
         }
         try? await flush(messages: [])
@@ -67,6 +69,7 @@ actor SampleWriter: Service, CustomStringConvertible {
             if lastError != nil {
                 logger.notice("storing works again")
                 lastError = nil
+                await board.update(storageError: nil)
             }
         } catch {
             // Put the batch back in front of anything that arrived meanwhile.
@@ -75,6 +78,7 @@ actor SampleWriter: Service, CustomStringConvertible {
             trimIfNeeded()
             if lastError == nil { logger.error("cannot store; keeping samples in memory and retrying", metadata: ["error": "\(error)"]) }
             lastError = "\(error)"
+            await board.update(storageError: lastError)
             throw error
         }
         if !messages.isEmpty { await drain.wake() }

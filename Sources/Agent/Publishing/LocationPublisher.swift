@@ -43,7 +43,7 @@ actor LocationPublisher: Service, CustomStringConvertible {
             let now = Date().timeIntervalSince1970
             let nextSlot = (Int64(now) / Int64(intervalS) + 1) * Int64(intervalS)
             let wait = Double(nextSlot) - now
-            guard (try? await cancelWhenGracefulShutdown({ try await Task.sleep(for: .seconds(wait)) })) != nil else { return }
+            guard await sleepUnlessShuttingDown(for: .seconds(wait)) else { return }
             await publishSlots(upTo: nextSlot)
         }
     }

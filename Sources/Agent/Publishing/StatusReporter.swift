@@ -1,3 +1,4 @@
+import Bus
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -11,6 +12,8 @@ struct StatusReporter: Service, CustomStringConvertible {
     let store: Store
     let board: SensorBoard
     let drain: OutboxDrain
+    /// For sending status live when the store cannot take it (disk full).
+    let client: MQTTClient
     let since: Date
     let logger: Logger
 
@@ -21,7 +24,7 @@ struct StatusReporter: Service, CustomStringConvertible {
         await publish(reason: "start")
         while !Task.isShuttingDownGracefully {
             // nil when the agent is shutting down: the interval is not waited out.
-            guard (try? await cancelWhenGracefulShutdown({ try await Task.sleep(for: interval) })) != nil else { return }
+            guard await sleepUnlessShuttingDown(for: interval) else { return }
             await publish(reason: "interval")
         }
     }
@@ -35,7 +38,14 @@ struct StatusReporter: Service, CustomStringConvertible {
             ])
             await drain.wake()
         } catch {
-            logger.warning("cannot queue status", metadata: ["error": "\(error)", "reason": "\(reason)"])
+            // The store cannot take it (disk full, read-only): the status goes out live, so the
+            // trouble is visible from outside, with a seq from memory.
+            await board.update(storageError: "\(error)")
+            let seq = await store.volatileSeq()
+            let message = MQTTMessage(topic: topic, payload: document(seq).bytes, qos: .atMostOnce, retain: true, properties: .json)
+            if (try? client.publish(message)) == nil {
+                logger.warning("cannot queue status and not connected", metadata: ["error": "\(error)", "reason": "\(reason)"])
+            }
         }
     }
 
@@ -46,6 +56,7 @@ struct StatusReporter: Service, CustomStringConvertible {
         let gps = await board.gps
         let heartRate = await board.heartRate
         let clock = await board.clock
+        let storageError = await board.storageError
         let outbox = try? await store.outboxSummary()
         let space = try? await store.space()
         func age(_ ms: Int64?) -> JSONValue { .number(ms.map { Double(nowMs - $0) / 1000 }, digits: 1) }
@@ -55,7 +66,8 @@ struct StatusReporter: Service, CustomStringConvertible {
             ("gps", .object([("state", .string(gps.state)), ("last_fix_age_s", age(gps.lastFixMs)), ("reacquisitions", .number(gps.reacquisitions))])),
             ("hr", .object([("state", .string(heartRate.state)), ("last_sample_age_s", age(heartRate.lastSampleMs)), ("reacquisitions", .number(heartRate.reacquisitions))])),
             ("outbox", .object([("pending", .number(outbox?.pending)), ("oldest_age_s", age(outbox?.oldestCreatedMs))])),
-            ("store", .object([("bytes", .number(space?.fileBytes)), ("free_bytes", .number(space?.freeDiskBytes))])),
+            ("store", .object([("bytes", .number(space?.fileBytes)), ("free_bytes", .number(space?.freeDiskBytes))]
+                + (storageError.map { [("error", JSONValue.string($0))] } ?? []))),
             ("clock", .object([("source", .string(clock.source)), ("skew_s", .number(clock.skewS, digits: 3))])),
         ]
         return { seq in .object([("state", "online"), ("seq", .int(seq))] + rest) }

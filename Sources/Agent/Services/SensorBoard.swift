@@ -20,6 +20,8 @@ actor SensorBoard {
     private(set) var gps = GPS()
     private(set) var heartRate = HeartRate()
     private(set) var clock = Clock()
+    /// Why the store cannot be written (disk full, read-only), or nil while it works.
+    private(set) var storageError: String?
     private var changeHandlers: [@Sendable () async -> Void] = []
 
     func onChange(_ handler: @escaping @Sendable () async -> Void) { changeHandlers.append(handler) }
@@ -39,6 +41,12 @@ actor SensorBoard {
     func update(clock newValue: Clock) async {
         let changed = newValue.source != clock.source
         clock = newValue
+        if changed { await notify() }
+    }
+
+    func update(storageError newValue: String?) async {
+        let changed = (newValue == nil) != (storageError == nil)
+        storageError = newValue
         if changed { await notify() }
     }
 

@@ -1,0 +1,59 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import Store
+
+/// Prunes raw samples older than `retention_days`, and the oldest first while the file holds
+/// more than `max_bytes`, in small transactions with pauses between them so ingest never waits
+/// long. Aggregates are kept. Runs shortly after start and then hourly.
+struct RetentionService: Service, CustomStringConvertible {
+    let store: Store
+    let retentionDays: Int
+    let maxBytes: Int
+    let logger: Logger
+    var firstRunAfter: Duration = .seconds(60)
+    var period: Duration = .seconds(3600)
+
+    var description: String { "RetentionService" }
+
+    func run() async throws {
+        var wait = firstRunAfter
+        while true {
+            guard await sleepUnlessShuttingDown(for: wait) else { return }
+            wait = period
+            do {
+                try await pruneOnce()
+            } catch {
+                logger.warning("pruning failed; will try again", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    func pruneOnce(now: Date = Date()) async throws {
+        let cutoff = Int64((now.timeIntervalSince1970 - Double(retentionDays) * 86_400) * 1000)
+        var deleted = try await pruneChunks(beforeMs: cutoff)
+        if maxBytes > 0 {
+            // Over the cap: drop the oldest hour of raw data at a time until under it.
+            while try await store.space().usedBytes > Int64(maxBytes), let oldest = try await store.oldestRawTimeMs() {
+                let removed = try await pruneChunks(beforeMs: oldest + 3_600_000)
+                deleted += removed
+                if removed == 0 { break }
+            }
+        }
+        if deleted > 0 {
+            try await store.releaseFreePages(10_000)
+            logger.info("pruned raw samples", metadata: ["rows": "\(deleted)"])
+        }
+    }
+
+    private func pruneChunks(beforeMs: Int64) async throws -> Int {
+        var total = 0
+        while true {
+            let deleted = try await store.pruneRawRows(beforeMs: beforeMs, limit: 2000)
+            total += deleted
+            if deleted == 0 || Task.isShuttingDownGracefully { return total }
+            // Let ingest and the outbox in between chunks.
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}
