@@ -93,7 +93,12 @@ def run_capture(log):
             f.write('[device]\nid = "corpus"\ntimezone = "UTC"\n[mqtt]\nport = %d\n[gps]\nport = %d\nfix_timeout_s = 120\n'
                     '[hr]\ntransport = "none"\n[store]\npath = "%s/k.db"\n' % (free_port(), gps_port, work))
         env = dict(os.environ, TMPDIR=work, KEEPALIVE_CLOCK_SYNCHRONISED="0")
-        fake = subprocess.Popen(["gpsfake", "-P", str(gps_port), "-1", "-W", "1", "-q", "-c", "0.02", log],
+        # gpsd needs a couple of seconds of sentences to recognise a receiver: short captures are
+        # played slower so that they last at least ~10 s.
+        with open(log, "rb") as f:
+            sentences = sum(1 for line in f if line[:1] in (b"$", b"!"))
+        cycle = "%.3f" % max(0.02, 10.0 / max(sentences, 1))
+        fake = subprocess.Popen(["gpsfake", "-P", str(gps_port), "-1", "-W", "1", "-q", "-c", cycle, log],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         deadline = time.time() + 15
         while time.time() < deadline:

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestKit
 
+@testable import Agent
 @testable import Store
 
 @Suite("Storage faults", .serialized)
@@ -69,5 +70,44 @@ struct StorageFaultTests {
         }
         let seqs = watcher.messages.compactMap { $0.json?["seq"] as? Int }
         #expect(Set(seqs).count > 20)
+    }
+}
+
+@Suite("Retention")
+struct RetentionTests {
+    @Test("old raw rows go, aggregates stay; over max_bytes the oldest go first and the file gives space back")
+    func retentionAndCap() async throws {
+        let directory = try TemporaryDirectory("retention")
+        let store = try Store(path: directory.file("k.db"), synchronous: "normal")
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let day: Int64 = 86_400_000
+        let nowMs = Int64(now.timeIntervalSince1970 * 1000)
+        // 10 days of one fix + one notification a minute, the oldest 10 days ago.
+        for dayIndex in 0..<10 {
+            let start = nowMs - Int64(10 - dayIndex) * day
+            try await store.write(
+                fixes: (0..<1440).map { StoredFix(timeMs: start + Int64($0) * 60_000, receivedMs: start, lat: 1, lon: 2, mode: 3, timeSource: "gps") },
+                heartRates: (0..<1440).map {
+                    StoredHeartRate(sensor: "s", timeMs: start + Int64($0) * 60_000, receivedMs: start, bpm: 60, contact: 2, valid: true,
+                                    raw: Array(repeating: 0x16, count: 64))
+                })
+        }
+        try await store.saveDayAggregate(StoredDayAggregate(date: "2027-01-01", tz: "UTC", payload: "{}", final: true, updatedMs: 0))
+
+        let keepFive = RetentionService(store: store, retentionDays: 5, maxBytes: 0, logger: .init(label: "test"))
+        try await keepFive.pruneOnce(now: now)
+        let oldest = try #require(try await store.oldestRawTimeMs())
+        #expect(oldest >= nowMs - 5 * day)
+        #expect(try await store.dayAggregate(date: "2027-01-01") != nil)
+
+        let sizeBefore = try await store.space()
+        let cap = Int(sizeBefore.usedBytes / 2)
+        let capped = RetentionService(store: store, retentionDays: 365, maxBytes: cap, logger: .init(label: "test"))
+        try await capped.pruneOnce(now: now)
+        let after = try await store.space()
+        #expect(after.usedBytes <= Int64(cap))
+        #expect(after.fileBytes < sizeBefore.fileBytes, "incremental vacuum should shrink the file")
+        #expect(try await store.oldestRawTimeMs() ?? 0 > oldest, "the oldest rows go first")
+        #expect(try await store.integrityCheck() == "ok")
     }
 }
