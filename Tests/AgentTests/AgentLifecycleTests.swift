@@ -54,9 +54,8 @@ struct AgentLifecycleTests {
     func mqtt311() async throws {
         let broker = try MosquittoBroker()
         let watcher = try await MQTTSubscriber(port: broker.port, filter: "keepalive/testpi/status", protocolVersion: "mqttv311")
-        let agent = try AgentProcess(brokerPort: broker.port, extraConfig: "", start: false)
-        let text = try String(contentsOfFile: agent.configPath, encoding: .utf8)
-        try text.replacingOccurrences(of: "[mqtt]\n", with: "[mqtt]\nprotocol = 311\n").write(toFile: agent.configPath, atomically: true, encoding: .utf8)
+        let agent = try AgentProcess(brokerPort: broker.port, start: false)
+        try agent.addToConfig(section: "mqtt", lines: ["protocol = 311"])
         try agent.start()
         try await watcher.waitFor("online over 3.1.1") { $0.json?["state"] as? String == "online" }
         agent.kill9()

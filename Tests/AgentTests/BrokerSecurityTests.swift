@@ -11,13 +11,9 @@ struct BrokerSecurityTests {
     func tls() async throws {
         let directory = try TemporaryDirectory("tls")
         let certificates = try await TestCertificates.make(in: directory)
-        let broker = try MosquittoBroker(extraConfig: """
-            cafile \(certificates.caFile)
-            certfile \(certificates.certFile)
-            keyfile \(certificates.keyFile)
-            """)
-        let agent = try AgentProcess(brokerPort: broker.port, extraConfig: "", directory: directory, start: false)
-        try Self.set(in: agent.configPath, section: "[mqtt]", lines: ["tls = true", "cafile = \"\(certificates.caFile)\""])
+        let broker = try Self.tlsBroker(certificates)
+        let agent = try AgentProcess(brokerPort: broker.port, directory: directory, start: false)
+        try agent.addToConfig(section: "mqtt", lines: ["tls = true", "cafile = \"\(certificates.caFile)\""])
         try agent.start()
         let watcher = try await MQTTSubscriber(port: broker.port, filter: "keepalive/#", extraArguments: ["--cafile", certificates.caFile])
         try await watcher.waitFor(timeout: 15, "online over TLS") { $0.json?["state"] as? String == "online" }
@@ -30,13 +26,9 @@ struct BrokerSecurityTests {
         let certificates = try await TestCertificates.make(in: directory)
         let otherDirectory = try TemporaryDirectory("tls-other")
         let other = try await TestCertificates.make(in: otherDirectory)
-        let broker = try MosquittoBroker(extraConfig: """
-            cafile \(certificates.caFile)
-            certfile \(certificates.certFile)
-            keyfile \(certificates.keyFile)
-            """)
+        let broker = try Self.tlsBroker(certificates)
         let agent = try AgentProcess(brokerPort: broker.port, directory: directory, start: false)
-        try Self.set(in: agent.configPath, section: "[mqtt]", lines: ["tls = true", "cafile = \"\(other.caFile)\""])
+        try agent.addToConfig(section: "mqtt", lines: ["tls = true", "cafile = \"\(other.caFile)\""])
         try agent.start()
         let process = try #require(agent.process)
         try await Wait.until(timeout: 20, "two failed TLS connects; log:\n\(agent.log.suffix(1500))") {
@@ -53,7 +45,7 @@ struct BrokerSecurityTests {
 
         let good = try AgentProcess(brokerPort: broker.port, deviceID: "good", directory: directory, start: false)
         let goodPassword = try directory.write("good.pw", "correct horse\n")
-        try Self.set(in: good.configPath, section: "[mqtt]", lines: ["username = \"pi\"", "password_file = \"\(goodPassword)\""])
+        try good.addToConfig(section: "mqtt", lines: ["username = \"pi\"", "password_file = \"\(goodPassword)\""])
         try good.start()
         let watcher = try await MQTTSubscriber(port: broker.port, filter: "keepalive/#", extraArguments: ["-u", "pi", "-P", "correct horse"])
         try await watcher.waitFor(timeout: 15, "online with the right password") {
@@ -63,7 +55,7 @@ struct BrokerSecurityTests {
         let badDirectory = try TemporaryDirectory("auth-bad")
         let bad = try AgentProcess(brokerPort: broker.port, deviceID: "bad", directory: badDirectory, start: false)
         let badPassword = try badDirectory.write("bad.pw", "wrong\n")
-        try Self.set(in: bad.configPath, section: "[mqtt]", lines: ["username = \"pi\"", "password_file = \"\(badPassword)\""])
+        try bad.addToConfig(section: "mqtt", lines: ["username = \"pi\"", "password_file = \"\(badPassword)\""])
         try bad.start()
         let process = try #require(bad.process)
         try await Wait.until(timeout: 20, "two refusals; log:\n\(bad.log.suffix(1500))") {
@@ -73,11 +65,13 @@ struct BrokerSecurityTests {
         #expect(!bad.log.contains("wrong"), "the password must never be logged")
     }
 
-    /// Adds lines to a section of a generated config.
-    static func set(in path: String, section: String, lines: [String]) throws {
-        let text = try String(contentsOfFile: path, encoding: .utf8)
-        try text.replacingOccurrences(of: section + "\n", with: section + "\n" + lines.joined(separator: "\n") + "\n")
-            .write(toFile: path, atomically: true, encoding: .utf8)
+    /// A broker whose listener speaks TLS only, with the given server certificate.
+    static func tlsBroker(_ certificates: TestCertificates) throws -> MosquittoBroker {
+        try MosquittoBroker(extraConfig: """
+            cafile \(certificates.caFile)
+            certfile \(certificates.certFile)
+            keyfile \(certificates.keyFile)
+            """)
     }
 }
 

@@ -27,14 +27,17 @@ struct GPSTests {
         }
         // gpsd needs a couple of seconds of sentences to recognise the receiver: the first fixes are lost.
         #expect(stored.count >= 15, "only \(stored.count) fixes stored; log:\n\(agent.log.suffix(2000))")
-        let timed = expected.filter { $0.timeMs != nil }
-        let first = try #require(stored.first)
-        let fromFirst = timed.filter { $0.timeMs! >= first.0 }
-        #expect(stored.map(\.0) == fromFirst.map { $0.timeMs! }, "fix times differ from gpsd's")
-        for (row, tpv) in zip(stored, fromFirst) {
+        // Every stored fix is gpsd's report of that second, to the last digit.
+        let byTime = Dictionary(expected.compactMap { tpv in tpv.timeMs.map { ($0, tpv) } }, uniquingKeysWith: { first, _ in first })
+        for row in stored {
+            let tpv = try #require(byTime[row.0], "stored a fix at \(row.0) that gpsd never reported")
             #expect(row.1 == tpv.lat && row.2 == tpv.lon, "at \(row.0): stored \(row.1),\(row.2), gpsd \(tpv.lat),\(tpv.lon)")
             #expect(row.3 == "gps")
         }
+        // And none of gpsd's later fixes is missing: from the first stored one on, all are there.
+        let first = try #require(stored.first).0
+        let missing = byTime.keys.filter { $0 >= first && !stored.map(\.0).contains($0) }
+        #expect(missing.isEmpty, "gpsd reported fixes the agent did not store: \(missing.sorted())")
     }
 
     @Test("a receiver without a fix: the session is reopened every fix_timeout_s, with an event each time")

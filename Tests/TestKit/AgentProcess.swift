@@ -38,6 +38,13 @@ public final class AgentProcess: @unchecked Sendable {
         if start { try self.start() }
     }
 
+    /// Adds lines at the top of a section of the generated config (before `start()`).
+    public func addToConfig(section: String, lines: [String]) throws {
+        let text = try String(contentsOfFile: configPath, encoding: .utf8)
+        try text.replacingOccurrences(of: "[\(section)]\n", with: "[\(section)]\n" + lines.joined(separator: "\n") + "\n")
+            .write(toFile: configPath, atomically: true, encoding: .utf8)
+    }
+
     public func start() throws {
         process = try ManagedProcess(
             name: "keepalive", executable: Tools.agent, arguments: ["run", "--config", configPath, "--log-level", "debug"],

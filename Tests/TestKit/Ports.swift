@@ -21,19 +21,18 @@ public enum Ports {
     }
 
     static func canBind(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        } == 0
+        withLoopbackSocket(port: port) { fd, address, length in bind(fd, address, length) } == 0
     }
 
     /// Whether something accepts TCP connections on 127.0.0.1:`port`.
     public static func isListening(_ port: Int) -> Bool {
+        withLoopbackSocket(port: port) { fd, address, length in connect(fd, address, length) } == 0
+    }
+
+    /// Runs `body` with a fresh TCP socket and the address 127.0.0.1:`port`; closes the socket after.
+    private static func withLoopbackSocket(
+        port: Int, _ body: (Int32, UnsafePointer<sockaddr>, socklen_t) -> Int32
+    ) -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()
@@ -41,7 +40,7 @@ public enum Ports {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = UInt16(port).bigEndian
         return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        } == 0
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
     }
 }
