@@ -12,6 +12,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // Only for the benchmark that compares it with the store's own sqlite3 wrapper.
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // C libraries, linked from the system (Debian / Raspberry Pi OS packages).
@@ -45,7 +47,10 @@ let package = Package(
             dependencies: ["Agent", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
         // `swift run -c release keepalive-bench`: figures as ratios against baselines run alongside.
-        .executableTarget(name: "keepalive-bench", dependencies: ["Agent", "Store", "Bus", "CSQLite", "TestKit"], path: "Sources/Bench"),
+        .executableTarget(
+            name: "keepalive-bench",
+            dependencies: ["Agent", "Store", "Bus", "CSQLite", "TestKit", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Sources/Bench"),
 
         // Test support: real mosquitto, gpsd via gpsfake, the agent binary, MQTT clients.
         .target(name: "TestKit", path: "Tests/TestKit"),

@@ -113,10 +113,11 @@ def run_capture(log):
                 if s.connect_ex(("127.0.0.1", gps_port)) == 0:
                     break
             time.sleep(0.05)
+        # stdbuf: gpspipe writes to a pipe, which libc would buffer and lose at terminate().
+        pipe = subprocess.Popen(["stdbuf", "-oL", "gpspipe", "-w", "127.0.0.1:%d" % gps_port], stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, text=True)
         agent = subprocess.Popen([AGENT, "run", "--config", config], stdout=subprocess.DEVNULL,
                                  stderr=subprocess.DEVNULL, env=env)
-        pipe = subprocess.Popen(["gpspipe", "-w", "127.0.0.1:%d" % gps_port], stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, text=True)
         try:
             fake.wait(timeout=600)
         except subprocess.TimeoutExpired:
