@@ -113,9 +113,12 @@ def run_capture(log):
                 if s.connect_ex(("127.0.0.1", gps_port)) == 0:
                     break
             time.sleep(0.05)
-        # stdbuf: gpspipe writes to a pipe, which libc would buffer and lose at terminate().
-        pipe = subprocess.Popen(["stdbuf", "-oL", "gpspipe", "-w", "127.0.0.1:%d" % gps_port], stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, text=True)
+        # To a file, not a pipe: nobody reads a pipe until the end, and a full one would stall
+        # gpspipe until gpsd drops it as a slow client.
+        live_path = os.path.join(work, "live.json")
+        live_file = open(live_path, "w")
+        pipe = subprocess.Popen(["gpspipe", "-w", "127.0.0.1:%d" % gps_port], stdout=live_file,
+                                stderr=subprocess.DEVNULL)
         agent = subprocess.Popen([AGENT, "run", "--config", config], stdout=subprocess.DEVNULL,
                                  stderr=subprocess.DEVNULL, env=env)
         try:
@@ -125,8 +128,10 @@ def run_capture(log):
         agent.send_signal(signal.SIGTERM)
         agent.wait(timeout=30)
         pipe.terminate()
+        pipe.wait(timeout=30)
+        live_file.close()
         live = set()
-        for line in pipe.communicate(timeout=30)[0].splitlines():
+        for line in open(live_path, encoding="utf-8", errors="replace"):
             try:
                 report = json.loads(line)
             except ValueError:

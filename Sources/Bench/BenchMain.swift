@@ -103,7 +103,7 @@ enum IngestBench {
     /// The same inserts through GRDB (DatabasePool: WAL), to decide between it and the C API.
     static func grdbInsertLoop(path: String, fixes: [StoredFix]) throws -> Double {
         let pool = try DatabasePool(path: path)
-        try pool.write { db in
+        try pool.writeWithoutTransaction { db in
             // GRDB sets NORMAL for WAL when it opens the writer; the store's default is FULL.
             try db.execute(sql: "PRAGMA synchronous = FULL")
             try db.execute(sql: """

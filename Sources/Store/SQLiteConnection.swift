@@ -5,7 +5,9 @@ import Foundation
 /// Not thread-safe: an owner (the `Store` actor, a CLI command) uses it from one place at a time.
 public final class SQLiteConnection {
     let handle: OpaquePointer
-    private var statementCache: [String: SQLiteStatement] = [:]
+    /// Keyed by the address of the SQL literal: hashing the SQL text on every insert costs
+    /// more than the insert's own work on the ingest path.
+    private var statementCache: [UnsafeRawPointer: SQLiteStatement] = [:]
 
     public init(path: String, readOnly: Bool = false) throws {
         var db: OpaquePointer?
@@ -37,14 +39,15 @@ public final class SQLiteConnection {
         }
     }
 
-    /// A prepared statement, cached by its text: ingest runs the same few statements all day.
-    public func statement(_ sql: String) throws -> SQLiteStatement {
-        if let cached = statementCache[sql] {
+    /// A prepared statement, cached: ingest runs the same few statements all day.
+    public func statement(_ sql: StaticString) throws -> SQLiteStatement {
+        let key = UnsafeRawPointer(sql.utf8Start)
+        if let cached = statementCache[key] {
             cached.reset()
             return cached
         }
-        let statement = try SQLiteStatement(connection: self, sql: sql)
-        statementCache[sql] = statement
+        let statement = try SQLiteStatement(connection: self, sql: sql.description)
+        statementCache[key] = statement
         return statement
     }
 
@@ -66,13 +69,15 @@ public final class SQLiteConnection {
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
     /// The single value of a one-row, one-column query (a PRAGMA, a count).
-    public func scalarInt(_ sql: String) throws -> Int64? {
+    public func scalarInt(_ sql: StaticString) throws -> Int64? {
         let statement = try self.statement(sql)
+        defer { statement.reset() }
         return try statement.step() ? statement.int64(0) : nil
     }
 
-    public func scalarText(_ sql: String) throws -> String? {
+    public func scalarText(_ sql: StaticString) throws -> String? {
         let statement = try self.statement(sql)
+        defer { statement.reset() }
         return try statement.step() ? statement.text(0) : nil
     }
 

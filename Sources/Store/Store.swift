@@ -172,9 +172,8 @@ public actor Store {
             stamps[index] = end
             end -= Int64((Double(heartRate.rrIntervals[index]) * 1000 / 1024).rounded())
         }
-        let insertRR = "INSERT INTO rr_interval (sample_id, position, ts_ms, rr_1024) VALUES (?, ?, ?, ?)"
         for (position, rr) in heartRate.rrIntervals.enumerated() {
-            try db.statement(insertRR).bind(
+            try db.statement("INSERT INTO rr_interval (sample_id, position, ts_ms, rr_1024) VALUES (?, ?, ?, ?)").bind(
                 .integer(sampleID), .integer(Int64(position)), .integer(stamps[position]), .integer(Int64(rr))
             ).run()
         }
@@ -267,6 +266,7 @@ public actor Store {
                    min(created_ms) FILTER (WHERE rejected_reason IS NULL),
                    count(*) FILTER (WHERE rejected_reason IS NOT NULL) FROM outbox
             """)
+        defer { statement.reset() }
         _ = try statement.step()
         return OutboxSummary(
             pending: statement.int(0), oldestCreatedMs: statement.isNull(1) ? nil : statement.int64(1),
@@ -336,6 +336,7 @@ public actor Store {
         let statement = try db.statement(
             "SELECT date, tz, payload, final, updated_ms, published_payload FROM day_aggregate WHERE date = ?"
         ).bind(.text(date))
+        defer { statement.reset() }  // a statement left mid-result holds its read transaction open
         guard try statement.step() else { return nil }
         return StoredDayAggregate(
             date: statement.text(0), tz: statement.text(1), payload: statement.text(2), final: statement.int(3) != 0,
@@ -368,6 +369,7 @@ public actor Store {
     /// The time of the oldest raw row, for a size cap that removes the oldest first.
     public func oldestRawTimeMs() throws -> Int64? {
         let statement = try db.statement("SELECT min(t) FROM (SELECT min(ts_ms) AS t FROM fix UNION ALL SELECT min(ts_ms) FROM hr_sample)")
+        defer { statement.reset() }
         guard try statement.step(), !statement.isNull(0) else { return nil }
         return statement.int64(0)
     }

@@ -35,17 +35,18 @@ struct GPSRulesTests {
         let system = Date(timeIntervalSince1970: 1_800_000_000)
         let rollover = system.addingTimeInterval(-1024 * 7 * 86_400)  // a week-rollover receiver
         let close = system.addingTimeInterval(0.4)
-        #expect(ClockRule.stamp(gpsTime: rollover, systemTime: system, systemSynchronised: false).source == .gps)
-        #expect(ClockRule.stamp(gpsTime: rollover, systemTime: system, systemSynchronised: false).time == rollover)
+        #expect(ClockRule.stamp(gpsTime: rollover, systemTime: system, systemSynchronised: false)?.source == .gps)
+        #expect(ClockRule.stamp(gpsTime: rollover, systemTime: system, systemSynchronised: false)?.time == rollover)
         let corrected = ClockRule.stamp(gpsTime: rollover, systemTime: system, systemSynchronised: true)
-        #expect(corrected.source == .system && corrected.time == system)
-        #expect(abs((corrected.skew ?? 0) + 1024 * 7 * 86_400) < 0.001)
+        #expect(corrected?.source == .system && corrected?.time == system)
+        #expect(abs((corrected?.skew ?? 0) + 1024 * 7 * 86_400) < 0.001)
         let normal = ClockRule.stamp(gpsTime: close, systemTime: system, systemSynchronised: true)
-        #expect(normal.source == .gps && normal.time == close)
-        #expect(ClockRule.stamp(gpsTime: nil, systemTime: system, systemSynchronised: false).source == .system)
+        #expect(normal?.source == .gps && normal?.time == close)
+        #expect(ClockRule.stamp(gpsTime: nil, systemTime: system, systemSynchronised: true)?.source == .system)
+        #expect(ClockRule.stamp(gpsTime: nil, systemTime: system, systemSynchronised: false) == nil, "no trustworthy time at all")
         // A Pi at boot: clock at 1970, not synchronised: GPS time wins.
         let boot = Date(timeIntervalSince1970: 0)
-        #expect(ClockRule.stamp(gpsTime: system, systemTime: boot, systemSynchronised: false).time == system)
+        #expect(ClockRule.stamp(gpsTime: system, systemTime: boot, systemSynchronised: false)?.time == system)
     }
 
     func stamped(_ ms: Int64, eph: Double?) -> ValidStampedFix {

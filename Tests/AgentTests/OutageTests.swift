@@ -85,8 +85,9 @@ struct OutageTests {
 
         try broker.start()
         try agent.start()
-        try await Wait.until(timeout: 30, "every queued location (\(queued)) at the consumer") {
-            let received = Set(Self.deduplicated(consumer.messages).map(\.seq))
+        try await Wait.until(timeout: 30, "every queued location (\(queued)) at the consumer; agent:\n\(agent.log.suffix(1500))\nconsumer:\n\(consumer.log.suffix(1500))") {
+            // Every location counts here, the one right after the first fix too.
+            let received = Set(consumer.messages.compactMap { $0.json?["seq"] as? Int })
             return queued.allSatisfy(received.contains)
         }
         let seqs = Self.deduplicated(consumer.messages).map(\.seq)

@@ -62,5 +62,8 @@ public final class MQTTSubscriber: @unchecked Sendable {
 
     public func stop() { process.stop() }
 
+    /// Everything mosquitto_sub printed (its -d debug lines too), for failure messages.
+    public var log: String { process.text }
+
     deinit { process.stop(timeout: 2) }
 }

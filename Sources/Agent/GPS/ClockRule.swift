@@ -52,8 +52,12 @@ struct ClockRule {
         var skew: TimeInterval?
     }
 
-    static func stamp(gpsTime: Date?, systemTime: Date, systemSynchronised: Bool) -> Stamp {
-        guard let gpsTime else { return Stamp(time: systemTime, source: .system, skew: nil) }
+    /// The fix's timestamp, or nil when no clock can be trusted with it: a fix without GPS time
+    /// while the system clock is unsynchronised (it may say 1970) is not stored.
+    static func stamp(gpsTime: Date?, systemTime: Date, systemSynchronised: Bool) -> Stamp? {
+        guard let gpsTime else {
+            return systemSynchronised ? Stamp(time: systemTime, source: .system, skew: nil) : nil
+        }
         let skew = gpsTime.timeIntervalSince(systemTime)
         if systemSynchronised && abs(skew) > maximumPlausibleSkew {
             return Stamp(time: systemTime, source: .system, skew: skew)

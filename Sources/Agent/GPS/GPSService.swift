@@ -41,7 +41,11 @@ struct GPSService: Service, CustomStringConvertible {
                 if state != .fixed, let held = decimator.flush() { await writer.add(fix: Self.stored(held)) }
                 await board.update(gps: status)
             case .fix(let fix, let receivedAt):
-                let stamp = ClockRule.stamp(gpsTime: fix.gpsTime, systemTime: receivedAt, systemSynchronised: clock.isSynchronised())
+                guard let stamp = ClockRule.stamp(gpsTime: fix.gpsTime, systemTime: receivedAt, systemSynchronised: clock.isSynchronised())
+                else {
+                    rejected += 1
+                    continue
+                }
                 let stamped = ValidStampedFix(
                     fix: fix, timeMs: Int64((stamp.time.timeIntervalSince1970 * 1000).rounded()),
                     receivedMs: Int64((receivedAt.timeIntervalSince1970 * 1000).rounded()), source: stamp.source)
