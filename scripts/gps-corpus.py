@@ -122,14 +122,21 @@ def run_capture(log):
         agent = subprocess.Popen([AGENT, "run", "--config", config], stdout=subprocess.DEVNULL,
                                  stderr=subprocess.DEVNULL, env=env)
         try:
-            fake.wait(timeout=600)
-        except subprocess.TimeoutExpired:
-            fake.terminate()
-        agent.send_signal(signal.SIGTERM)
-        agent.wait(timeout=30)
-        pipe.terminate()
-        pipe.wait(timeout=30)
-        live_file.close()
+            try:
+                fake.wait(timeout=600)
+            except subprocess.TimeoutExpired:
+                pass
+        finally:
+            # Every process this capture started is stopped by PID, also on Ctrl-C or SIGTERM.
+            for process in (fake, agent, pipe):
+                if process.poll() is None:
+                    process.send_signal(signal.SIGTERM)
+            for process in (fake, agent, pipe):
+                try:
+                    process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+            live_file.close()
         live = set()
         for line in open(live_path, encoding="utf-8", errors="replace"):
             try:
@@ -155,6 +162,8 @@ def run_capture(log):
 
 
 def main():
+    # SIGTERM unwinds like Ctrl-C, so the finally blocks stop the children.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--jobs", type=int, default=4)
     parser.add_argument("--only")
