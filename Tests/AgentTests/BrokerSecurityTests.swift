@@ -31,9 +31,7 @@ struct BrokerSecurityTests {
         try agent.addToConfig(section: "mqtt", lines: ["tls = true", "cafile = \"\(other.caFile)\""])
         try agent.start()
         let process = try #require(agent.process)
-        try await Wait.until(timeout: 20, "two failed TLS connects; log:\n\(agent.log.suffix(1500))") {
-            process.lines.filter { $0.contains("MQTT connect failed") || $0.contains("MQTT connection lost") }.count >= 2
-        }
+        try await process.waitForLines(containingAny: ["MQTT connect failed", "MQTT connection lost"], count: 2)
         #expect(process.isRunning)
     }
 
@@ -58,9 +56,7 @@ struct BrokerSecurityTests {
         try bad.addToConfig(section: "mqtt", lines: ["username = \"pi\"", "password_file = \"\(badPassword)\""])
         try bad.start()
         let process = try #require(bad.process)
-        try await Wait.until(timeout: 20, "two refusals; log:\n\(bad.log.suffix(1500))") {
-            process.lines.filter { $0.contains("not authorised") || $0.contains("Not authorized") }.count >= 2
-        }
+        try await process.waitForLines(containingAny: ["not authorised", "Not authorized"], count: 2)
         #expect(process.isRunning)
         #expect(!bad.log.contains("wrong"), "the password must never be logged")
     }

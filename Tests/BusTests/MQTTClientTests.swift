@@ -42,15 +42,22 @@ struct MQTTClientTests {
 
     static func isConnected(_ event: MQTTEvent) -> Bool { if case .connected = event { true } else { false } }
 
+    /// A client with its event log, started and connected; the caller stops it.
+    func connectedClient(port: Int, subscribing filters: [String] = [], will: MQTTMessage? = nil) async throws -> (MQTTClient, EventLog) {
+        let client = client(port: port, will: will)
+        let log = EventLog(client)
+        for filter in filters { client.subscribe(filter) }
+        client.start()
+        _ = try await log.waitFor("connected", Self.isConnected)
+        return (client, log)
+    }
+
     @Test("publish QoS 1 is acknowledged with its session and mid; a subscriber receives it")
     func publishAndAck() async throws {
         let broker = try MosquittoBroker()
         let subscriber = try await MQTTSubscriber(port: broker.port, filter: "bus/#")
-        let client = client(port: broker.port)
-        let log = EventLog(client)
-        client.start()
+        let (client, log) = try await connectedClient(port: broker.port)
         defer { client.stop() }
-        _ = try await log.waitFor("connected", Self.isConnected)
         let sent = try client.publish(MQTTMessage(topic: "bus/one", payload: Array("hello".utf8)))
         _ = try await log.waitFor("PUBACK for mid \(sent.mid)") {
             if case .published(let session, let mid, let code) = $0 { return session == sent.session && mid == sent.mid && code < 0x80 }
@@ -71,20 +78,12 @@ struct MQTTClientTests {
     @Test("v5 properties both ways: response topic and binary correlation data in, echoed out")
     func v5Properties() async throws {
         let broker = try MosquittoBroker()
-        let client = client(port: broker.port)
-        let log = EventLog(client)
-        client.subscribe("svc/request")
-        client.start()
+        let (client, log) = try await connectedClient(port: broker.port, subscribing: ["svc/request"])
         defer { client.stop() }
-        _ = try await log.waitFor("connected", Self.isConnected)
         // mosquitto_pub cannot send binary correlation data, nor mosquitto_sub print it: the
         // requester is a second client of ours.
-        let requester = self.client(port: broker.port)
-        let requesterLog = EventLog(requester)
-        requester.subscribe("svc/reply")
-        requester.start()
+        let (requester, requesterLog) = try await connectedClient(port: broker.port, subscribing: ["svc/reply"])
         defer { requester.stop() }
-        _ = try await requesterLog.waitFor("requester connected", Self.isConnected)
         let correlation: [UInt8] = [0x00, 0xFF, 0x10, 0x7F, 0x80]
         _ = try requester.publish(MQTTMessage(
             topic: "svc/request", payload: Array("q".utf8),
@@ -114,12 +113,8 @@ struct MQTTClientTests {
     @Test("after the broker restarts the client reconnects by itself and its subscriptions are restored")
     func reconnectAndResubscribe() async throws {
         let broker = try MosquittoBroker()
-        let client = client(port: broker.port)
-        let log = EventLog(client)
-        client.subscribe("again/#")
-        client.start()
+        let (client, log) = try await connectedClient(port: broker.port, subscribing: ["again/#"])
         defer { client.stop() }
-        _ = try await log.waitFor("connected", Self.isConnected)
         broker.stop()
         _ = try await log.waitFor("disconnected") { if case .disconnected = $0 { return true } else { return false } }
         #expect(client.connectionState != .connected)
@@ -137,10 +132,7 @@ struct MQTTClientTests {
         let broker = try MosquittoBroker()
         let watcher = try await MQTTSubscriber(port: broker.port, filter: "dev/status")
         let will = MQTTMessage(topic: "dev/status", payload: Array("offline-will".utf8), retain: true)
-        let client = client(port: broker.port, will: will)
-        let log = EventLog(client)
-        client.start()
-        _ = try await log.waitFor("connected", Self.isConnected)
+        let (client, _) = try await connectedClient(port: broker.port, will: will)
         client.stop(finalMessage: MQTTMessage(topic: "dev/status", payload: Array("offline-clean".utf8), retain: true))
         try await watcher.waitFor("the clean offline") { $0.payload == "offline-clean" }
         // A normal DISCONNECT: the broker must not also send the will. The broker handles the

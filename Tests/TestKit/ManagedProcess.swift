@@ -104,6 +104,13 @@ public final class ManagedProcess: @unchecked Sendable {
         return found ?? ""
     }
 
+    /// Waits until at least `count` lines contain one of `needles` (a retried failure, say).
+    public func waitForLines(containingAny needles: [String], count: Int, timeout: Double = 20) async throws {
+        try await Wait.until(timeout: timeout, "\(name) to print \(count) lines with \(needles); it printed:\n\(text.suffix(1500))") {
+            self.lines.filter { line in needles.contains { line.contains($0) } }.count >= count
+        }
+    }
+
     /// Sends `signal` (SIGTERM by default) and waits up to `timeout` for the exit; then SIGKILL.
     @discardableResult
     public func stop(signal: Int32 = SIGTERM, timeout: Double = 10) -> Int32? {
