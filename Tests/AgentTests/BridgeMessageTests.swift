@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+import TestKit
+
+@testable import Agent
+
+@Suite("Heart-rate bridge messages")
+struct BridgeMessageTests {
+    func parse(_ line: String) -> Result<BridgeMessage, BridgeMessage.Rejection> {
+        BridgeMessage.parse(Array(line.utf8))
+    }
+
+    @Test("every message of the real fixture parses, and raw agrees with its plain bpm and rr")
+    func realFixture() throws {
+        let text = try String(contentsOfFile: Tools.fixture("hr/nsr-60min.ndjson"), encoding: .utf8)
+        let lines = text.split(separator: "\n")
+        #expect(lines.count == 3599)
+        var beats = 0
+        for line in lines {
+            let message = try BridgeMessage.parse(Array(line.utf8)).get()
+            let plain = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect(message.measurement.bpm == plain["bpm"] as? Int)
+            let rrMs = plain["rr"] as? [Int] ?? []
+            #expect(message.measurement.rrIntervals == rrMs.map { Int((Double($0) * 1024 / 1000).rounded()) })
+            #expect(message.measurement.contact == .detected && message.measurement.isValid)
+            #expect(message.sensor == "nsr-strap" && message.timestamp != nil)
+            beats += message.measurement.rrIntervals.count
+        }
+        #expect(beats == 4684 || beats == 4683, "the source has 4684 intervals; the last may fall after the last whole second")
+    }
+
+    @Test("the spec's example form")
+    func example() throws {
+        let message = try parse(#"{"ts":"2026-11-21T08:00:01.250Z","seq":7,"sensor":"polar-h10","raw":"16485401ec02"}"#).get()
+        #expect(message.sensor == "polar-h10")
+        #expect(message.seq == 7)
+        #expect(message.timestamp == ISO8601DateFormatter().date(from: "2026-11-21T08:00:01Z")?.addingTimeInterval(0.25))
+        #expect(message.measurement.bpm == 72 && message.measurement.rrIntervals == [340, 748])
+    }
+
+    @Test("malformed lines are rejected with a reason", arguments: [
+        "", "not json", "[1,2]", #"{"raw":"063c"}"#, #"{"sensor":"s"}"#, #"{"sensor":"","raw":"063c"}"#,
+        #"{"sensor":"a/b","raw":"063c"}"#, #"{"sensor":1,"raw":"063c"}"#, #"{"sensor":"s","raw":"06 3c"}"#,
+        #"{"sensor":"s","raw":"063"}"#, #"{"sensor":"s","raw":"zz"}"#, #"{"sensor":"s","raw":""}"#, #"{"sensor":"s","raw":"10"}"#,
+        #"{"sensor":"s","raw":42}"#,
+    ])
+    func malformed(line: String) {
+        guard case .failure(let rejection) = parse(line) else {
+            Issue.record("accepted: \(line)")
+            return
+        }
+        #expect(!rejection.description.isEmpty)
+    }
+
+    @Test("an overlong line is rejected before it is parsed")
+    func overlong() {
+        let line = #"{"sensor":"s","raw":"063c","pad":""# + String(repeating: "x", count: 5000) + #""}"#
+        #expect(BridgeMessage.parse(Array(line.utf8), maxBytes: 4096) == .failure(.tooLong(line.utf8.count)))
+    }
+
+    @Test("an unreadable timestamp leaves the time to the receiver")
+    func badTimestamp() throws {
+        #expect(try parse(#"{"ts":"yesterday","sensor":"s","raw":"063c"}"#).get().timestamp == nil)
+    }
+}
