@@ -9,11 +9,32 @@ import TestKit
 struct OutageTests {
     static let interval = 2
 
-    func startAgent(broker: MosquittoBroker, gps: GPSFake, directory: TemporaryDirectory? = nil) throws -> AgentProcess {
-        try AgentProcess(
-            brokerPort: broker.port, gpsPort: gps.port, gpsFixTimeout: 30,
-            extraConfig: "[schedule]\nlocation_interval_s = \(Self.interval)\nstatus_interval_s = 60\n", directory: directory,
-            environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "1"])
+    /// A persistent broker, gpsd replaying a capture, a persistent-session consumer of the
+    /// device's locations, and the agent publishing one every `interval` seconds, already flowing.
+    struct Setup {
+        let broker: MosquittoBroker
+        let gps: GPSFake
+        let consumer: MQTTSubscriber
+        let agent: AgentProcess
+
+        init(locationsFirst: Int) async throws {
+            broker = try MosquittoBroker(persistence: true)
+            gps = try await GPSFake(capture: Tools.fixture("gpsd/bu353s4.log"), cycle: 0.2)
+            consumer = try await MQTTSubscriber(
+                port: broker.port, filter: "keepalive/testpi/location", clientID: "consumer-\(UInt16.random(in: 0...9999))",
+                persistent: true)
+            agent = try AgentProcess(
+                brokerPort: broker.port, gpsPort: gps.port, gpsFixTimeout: 30,
+                extraConfig: "[schedule]\nlocation_interval_s = \(OutageTests.interval)\nstatus_interval_s = 60\n",
+                environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "1"])
+            _ = try await consumer.waitFor(count: locationsFirst, timeout: 30, "\(locationsFirst) locations before the outage") { _ in true }
+        }
+
+        /// Stops the broker and waits until the agent has noticed.
+        func brokerDown() async throws {
+            broker.stop()
+            try await agent.process!.waitForLine(containing: "MQTT connection lost", timeout: 10)
+        }
     }
 
     /// Location messages as a consumer dedupes them: by seq, first arrival kept, in arrival order.
@@ -31,15 +52,9 @@ struct OutageTests {
 
     @Test("a 30 s broker outage: a persistent consumer gets every location slot, in order, seq increasing")
     func outage() async throws {
-        let broker = try MosquittoBroker(persistence: true)
-        let gps = try await GPSFake(capture: Tools.fixture("gpsd/bu353s4.log"), cycle: 0.2)
-        let consumer = try await MQTTSubscriber(
-            port: broker.port, filter: "keepalive/testpi/location", clientID: "consumer-\(UInt16.random(in: 0...9999))", persistent: true)
-        let agent = try startAgent(broker: broker, gps: gps)
-        _ = try await consumer.waitFor(count: 3, timeout: 30, "three locations before the outage") { _ in true }
-
-        broker.stop()
-        try await agent.process!.waitForLine(containing: "MQTT connection lost", timeout: 10)
+        let setup = try await Setup(locationsFirst: 3)
+        let (broker, consumer) = (setup.broker, setup.consumer)
+        try await setup.brokerDown()
         let outageStart = Date()
         // The outage itself: 30 s of the agent publishing into its outbox with no broker.
         try await Task.sleep(for: .seconds(30))
@@ -58,19 +73,13 @@ struct OutageTests {
         #expect(gaps.isEmpty, "slots not contiguous: \(gaps) in \(slots)")
         let duringOutage = slots.filter { $0 > Int(outageStart.timeIntervalSince1970) && $0 < restartedAt }
         #expect(duringOutage.count >= 30 / Self.interval - 1, "only \(duringOutage.count) slots from the outage arrived")
-        _ = agent
     }
 
     @Test("broker down, agent SIGKILLed with messages queued, broker up, agent restarted: all of them arrive")
     func crashWhileDisconnected() async throws {
-        let broker = try MosquittoBroker(persistence: true)
-        let gps = try await GPSFake(capture: Tools.fixture("gpsd/bu353s4.log"), cycle: 0.2)
-        let consumer = try await MQTTSubscriber(
-            port: broker.port, filter: "keepalive/testpi/location", clientID: "consumer-\(UInt16.random(in: 0...9999))", persistent: true)
-        let agent = try startAgent(broker: broker, gps: gps)
-        _ = try await consumer.waitFor(count: 1, timeout: 30, "a first location") { _ in true }
-        broker.stop()
-        try await agent.process!.waitForLine(containing: "MQTT connection lost", timeout: 10)
+        let setup = try await Setup(locationsFirst: 1)
+        let (broker, consumer, agent) = (setup.broker, setup.consumer, setup.agent)
+        try await setup.brokerDown()
 
         let pendingLocations = {
             let db = try SQLiteConnection(path: agent.storePath, readOnly: true)
