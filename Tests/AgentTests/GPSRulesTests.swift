@@ -66,7 +66,7 @@ struct GPSRulesTests {
         #expect(decimator.release(receivedBefore: 2_000) == nil)
         #expect(decimator.release(receivedBefore: 2_001)?.timeMs == 2_000)
         #expect(decimator.flush() == nil)
-        var fast = FixDecimator(maxRateHz: 5)
+        let fast = FixDecimator(maxRateHz: 5)
         #expect(fast.intervalMs == 200)
     }
 }
