@@ -3,6 +3,7 @@
 #  - a broker: the one configured if it answers, else a local mosquitto on 127.0.0.1:1883;
 #  - GPS: gpsd on 127.0.0.1:2947 if it has a receiver, else a bundled real receiver capture
 #    replayed through gpsfake;
+#  - heart rate: bundled real recordings replayed as bridge messages over UDP;
 #  - the store and config under ./.demo/.
 # Watch it with:   mosquitto_sub -t 'keepalive/#' -v
 # Stop with Ctrl-C (everything this script started is stopped with it).
@@ -64,6 +65,12 @@ else
   echo "demo: replaying a real GlobalSat BU-353-S4 capture through gpsfake on port $GPS_PORT" >&2
 fi
 
+# Heart rate: an hour of real RR intervals (MIT-BIH, via pyhrv) replayed as a bridge would send them.
+HR_PORT=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+python3 scripts/replay-hr.py "$HR_PORT" >"$DEMO/replay-hr.log" 2>&1 &
+PIDS+=($!)
+echo "demo: replaying recorded heart-rate bridge messages to UDP port $HR_PORT" >&2
+
 cat >"$DEMO/config.toml" <<CONF
 # Demo configuration written by scripts/demo.sh; see config.toml for every key.
 [mqtt]
@@ -72,7 +79,8 @@ port = 1883
 [gps]
 port = $GPS_PORT
 [hr]
-transport = "mqtt"
+transport = "udp"
+udp_port = $HR_PORT
 [store]
 path = "$DEMO/keepalive.db"
 synchronous = "normal"

@@ -45,8 +45,14 @@ struct AgentRunner {
             intervalS: config.schedule.locationIntervalS, deviceID: config.device.id, writer: writer,
             logger: Logger(label: "keepalive.location"))
         var sensors: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        let clock = KernelClock()
+        if config.hr.transport == .udp {
+            sensors.append(.init(service: HeartRateService(
+                source: UDPLineSource(port: config.hr.udpPort), writer: writer, board: board, clock: clock,
+                stallTimeoutS: config.hr.stallTimeoutS, reacquireMaxS: config.hr.reacquireMaxS,
+                maxLineBytes: config.hr.maxLineBytes, topicRoot: config.topicRoot, logger: Logger(label: "keepalive.hr"))))
+        }
         if config.gps.enabled {
-            let clock = KernelClock()
             let reader = GPSReader(
                 host: config.gps.host, port: config.gps.port, fixTimeout: config.gps.fixTimeoutS,
                 backoffMax: config.gps.reconnectMaxS, clock: clock, logger: Logger(label: "keepalive.gps"))

@@ -110,11 +110,12 @@ final class GPSReader: @unchecked Sendable {
                             lastValid = DispatchTime.now()
                             reacquireBackoff.reset()
                             reacquiring = false
+                            // The fix first: the status that says "fixed" then has its age.
+                            sink.yield(.fix(fix, receivedAt: clock.now()))
                             if !fixed {
                                 fixed = true
                                 sink.yield(.state(.fixed))
                             }
-                            sink.yield(.fix(fix, receivedAt: clock.now()))
                         case .failure(let rejection):
                             sink.yield(.rejected(rejection))
                         }
