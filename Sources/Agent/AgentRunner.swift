@@ -45,10 +45,28 @@ struct AgentRunner {
             intervalS: config.schedule.locationIntervalS, deviceID: config.device.id, writer: writer,
             logger: Logger(label: "keepalive.location"))
         var sensors: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        var busHandlers: [(filter: String, handle: BusService.MessageHandler)] = []
         let clock = KernelClock()
-        if config.hr.transport == .udp {
+        let heartRateSource: (any HeartRateTransport)?
+        switch config.hr.transport {
+        case .udp:
+            heartRateSource = UDPLineSource(port: config.hr.udpPort)
+        case .mqtt:
+            let bridge = MQTTBridgeSource(filter: config.hr.topic, client: client)
+            busHandlers += [
+                (filter: bridge.measurementFilter, handle: { @Sendable message in bridge.deliver(message) }),
+                (filter: bridge.statusFilter, handle: { @Sendable message in bridge.deliver(message) }),
+            ]
+            heartRateSource = bridge
+        case .serial, .command:
+            logger.error("this heart-rate transport is not built yet; heart rate is off", metadata: ["transport": "\(config.hr.transport.rawValue)"])
+            heartRateSource = nil
+        case .none:
+            heartRateSource = nil
+        }
+        if let heartRateSource {
             sensors.append(.init(service: HeartRateService(
-                source: UDPLineSource(port: config.hr.udpPort), writer: writer, board: board, clock: clock,
+                source: heartRateSource, writer: writer, board: board, clock: clock,
                 stallTimeoutS: config.hr.stallTimeoutS, reacquireMaxS: config.hr.reacquireMaxS,
                 maxLineBytes: config.hr.maxLineBytes, topicRoot: config.topicRoot, logger: Logger(label: "keepalive.hr"))))
         }
@@ -64,7 +82,7 @@ struct AgentRunner {
             topic: statusTopic, interval: .seconds(config.schedule.statusIntervalS), store: store, board: board,
             drain: drain, client: client, since: since, logger: Logger(label: "keepalive.status"))
         let bus = BusService(
-            client: client, drain: drain, handlers: [],
+            client: client, drain: drain, handlers: busHandlers,
             onConnect: { await status.publish(reason: "connect") },
             finalMessage: {
                 guard let seq = try? await store.reserveSeq() else { return nil }

@@ -91,6 +91,15 @@ public final class MQTTClient: @unchecked Sendable {
         }
     }
 
+    /// Sends SUBSCRIBE again for a filter already added (a stalled source asks the broker anew).
+    public func resubscribe(_ filter: String) {
+        lock.withLock {
+            if state == .connected, let handle, subscriptions.contains(filter) {
+                mosquitto_subscribe_v5(handle, nil, filter, 1, 0, nil)
+            }
+        }
+    }
+
     /// Hands a message to the current connection; returns its session and mid (0 for QoS 0).
     /// Throws `notConnected` while there is no connection: queue it yourself.
     public func publish(_ message: MQTTMessage) throws -> (session: UInt64, mid: Int32) {

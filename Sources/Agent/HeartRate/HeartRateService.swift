@@ -9,7 +9,7 @@ import Store
 /// hands them to the sample writer, keeps `status.hr` current, and reacquires a bridge that
 /// sends no valid measurement for `stall_timeout_s`, with a capped, jittered backoff.
 struct HeartRateService: Service, CustomStringConvertible {
-    let source: UDPLineSource
+    let source: any HeartRateTransport
     let writer: SampleWriter
     let board: SensorBoard
     let clock: any SystemClock
@@ -43,7 +43,7 @@ struct HeartRateService: Service, CustomStringConvertible {
         var dropped = 0
         for await event in source.events {
             switch event {
-            case .bound:
+            case .ready:
                 if status.state == "disconnected" {
                     status.state = "stalled"
                     await board.update(heartRate: status)
@@ -88,7 +88,7 @@ struct HeartRateService: Service, CustomStringConvertible {
                 source.reacquire()
                 try? await writer.publish([
                     EventDraft.make(root: topicRoot, kind: "hr_reacquire", details: [
-                        ("count", .number(status.reacquisitions)), ("transport", "udp"),
+                        ("count", .number(status.reacquisitions)), ("transport", .string(source.name)),
                         ("reason", .string("no valid measurement for \(silent.components.seconds) s")),
                         ("next_check_in_s", .number(delay, digits: 1)),
                     ])

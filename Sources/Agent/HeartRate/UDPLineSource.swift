@@ -2,17 +2,10 @@ import Foundation
 
 /// NDJSON bridge messages as UDP datagrams on 127.0.0.1:`port` (`[hr] transport = "udp"`).
 /// Reads on a thread of its own; `reacquire()` closes and binds the socket again.
-final class UDPLineSource: @unchecked Sendable {
-    enum Event: Sendable {
-        case line([UInt8])
-        case bound
-        case failed(String)
-        /// 250 ms without a datagram: lets the consumer check for a stall.
-        case idle
-    }
-
-    let events: AsyncStream<Event>
-    private let sink: AsyncStream<Event>.Continuation
+final class UDPLineSource: HeartRateTransport, @unchecked Sendable {
+    let name = "udp"
+    let events: AsyncStream<HeartRateTransportEvent>
+    private let sink: AsyncStream<HeartRateTransportEvent>.Continuation
     private let port: Int
     private let lock = NSLock()
     private var stopRequested = false
@@ -21,7 +14,7 @@ final class UDPLineSource: @unchecked Sendable {
 
     init(port: Int) {
         self.port = port
-        (events, sink) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(10_000))
+        (events, sink) = AsyncStream.makeStream(of: HeartRateTransportEvent.self, bufferingPolicy: .bufferingNewest(10_000))
     }
 
     func start() {
@@ -63,7 +56,7 @@ final class UDPLineSource: @unchecked Sendable {
             }
             var timeout = timeval(tv_sec: 0, tv_usec: 250_000)
             setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            sink.yield(.bound)
+            sink.yield(.ready)
             var buffer = [UInt8](repeating: 0, count: 65_536)
             while !shouldStop {
                 if lock.withLock({ () -> Bool in
