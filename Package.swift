@@ -27,6 +27,9 @@ let package = Package(
             name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
 
+        // fork + PR_SET_PDEATHSIG + exec for bridge programs that must die with the agent.
+        .target(name: "CSpawn", path: "Sources/CSpawn"),
+
         .target(
             name: "Store",
             dependencies: ["CSQLite", .product(name: "Logging", package: "swift-log")]),
@@ -36,7 +39,7 @@ let package = Package(
         .target(
             name: "Agent",
             dependencies: [
-                "Store", "Bus", "CGPS",
+                "Store", "Bus", "CGPS", "CSpawn",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),

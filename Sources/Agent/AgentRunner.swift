@@ -58,7 +58,11 @@ struct AgentRunner {
                 (filter: bridge.statusFilter, handle: { @Sendable message in bridge.deliver(message) }),
             ]
             heartRateSource = bridge
-        case .serial, .command:
+        case .command:
+            heartRateSource = CommandLineSource(
+                argv: config.hr.command, maxLineBytes: config.hr.maxLineBytes, restartMaxS: config.hr.reacquireMaxS,
+                logger: Logger(label: "keepalive.hr"))
+        case .serial:
             logger.error("this heart-rate transport is not built yet; heart rate is off", metadata: ["transport": "\(config.hr.transport.rawValue)"])
             heartRateSource = nil
         case .none:

@@ -1,0 +1,144 @@
+import Bus
+import CSpawn
+import Foundation
+import Logging
+
+/// Bridge messages from a child process's stdout (`[hr] transport = "command"`). The child runs
+/// in its own process group and dies with the agent (PR_SET_PDEATHSIG, also on SIGKILL of the
+/// agent); `reacquire()` kills the group and starts the child again. A child that exits is
+/// restarted after a capped backoff.
+final class CommandLineSource: HeartRateTransport, @unchecked Sendable {
+    let name = "command"
+    let events: AsyncStream<HeartRateTransportEvent>
+    private let sink: AsyncStream<HeartRateTransportEvent>.Continuation
+    private let argv: [String]
+    private let maxLineBytes: Int
+    private let restartMaxS: Double
+    private let logger: Logger
+    private let lock = NSLock()
+    private var stopRequested = false
+    private var restartRequested = false
+    private var child: pid_t = 0
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(argv: [String], maxLineBytes: Int, restartMaxS: Double, logger: Logger) {
+        self.argv = argv
+        self.maxLineBytes = maxLineBytes
+        self.restartMaxS = restartMaxS
+        self.logger = logger
+        (events, sink) = AsyncStream.makeStream(of: HeartRateTransportEvent.self, bufferingPolicy: .bufferingNewest(10_000))
+    }
+
+    func start() {
+        let thread = Thread { [self] in
+            runLoop()
+            sink.finish()
+            finished.signal()
+        }
+        thread.name = "hr-command"
+        thread.start()
+    }
+
+    func stop() {
+        let pid = lock.withLock {
+            stopRequested = true
+            return child
+        }
+        if pid > 0 { kill(-pid, SIGTERM) }
+        _ = finished.wait(timeout: .now() + 5)
+    }
+
+    func reacquire() {
+        let pid = lock.withLock {
+            restartRequested = true
+            return child
+        }
+        if pid > 0 { kill(-pid, SIGTERM) }
+    }
+
+    private var shouldStop: Bool { lock.withLock { stopRequested } }
+
+    private func runLoop() {
+        var backoff = Backoff(minimum: 1, maximum: restartMaxS)
+        while !shouldStop {
+            var fds: [Int32] = [0, 0]
+            // Close-on-exec, so later children (a restart) do not inherit this pipe.
+            guard pipe(&fds) == 0, fcntl(fds[0], F_SETFD, FD_CLOEXEC) == 0, fcntl(fds[1], F_SETFD, FD_CLOEXEC) == 0 else {
+                sink.yield(.failed("pipe: \(String(cString: strerror(errno)))"))
+                pause(seconds: backoff.nextDelay())
+                continue
+            }
+            let arguments = argv.map { strdup($0) } + [nil]
+            let pid = keepalive_spawn(arguments, fds[1])
+            let spawnError = errno
+            arguments.forEach { free($0) }
+            close(fds[1])
+            guard pid > 0 else {
+                close(fds[0])
+                sink.yield(.failed("cannot start \(argv[0]): \(String(cString: strerror(spawnError)))"))
+                pause(seconds: backoff.nextDelay())
+                continue
+            }
+            lock.withLock {
+                child = pid
+                restartRequested = false
+            }
+            logger.info("heart-rate bridge started", metadata: ["pid": "\(pid)", "command": "\(argv.joined(separator: " "))"])
+            sink.yield(.ready)
+            let sawData = readUntilEnd(fds[0])
+            close(fds[0])
+            stopChild(pid)
+            let restarting = lock.withLock { restartRequested }
+            if shouldStop { break }
+            if sawData || restarting { backoff.reset() }
+            let delay = restarting ? 0 : backoff.nextDelay()
+            if !restarting {
+                logger.warning("heart-rate bridge exited; restarting", metadata: ["in_s": "\(String(format: "%.1f", delay))"])
+                sink.yield(.failed("bridge program exited"))
+            }
+            pause(seconds: delay)
+        }
+    }
+
+    /// Reads lines until EOF (the child exited or was killed); true if anything arrived.
+    private func readUntilEnd(_ fd: Int32) -> Bool {
+        var splitter = LineSplitter(maxBytes: maxLineBytes)
+        var buffer = [UInt8](repeating: 0, count: 16_384)
+        var sawData = false
+        while true {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, 250)
+            if ready == 0 {
+                sink.yield(.idle)
+                if shouldStop { return sawData }
+                continue
+            }
+            if ready < 0 && errno == EINTR { continue }
+            let count = read(fd, &buffer, buffer.count)
+            if count <= 0 { return sawData }
+            sawData = true
+            for line in splitter.feed(buffer[0..<count]) { sink.yield(.line(line)) }
+        }
+    }
+
+    /// SIGTERM to the child's group, SIGKILL after 2 s, then reap it: no zombies, no orphans.
+    private func stopChild(_ pid: pid_t) {
+        kill(-pid, SIGTERM)
+        var status: Int32 = 0
+        let deadline = Date().addingTimeInterval(2)
+        while waitpid(pid, &status, WNOHANG) == 0 {
+            if Date() > deadline {
+                kill(-pid, SIGKILL)
+                waitpid(pid, &status, 0)
+                break
+            }
+            usleep(20_000)
+        }
+        lock.withLock { child = 0 }
+    }
+
+    private func pause(seconds: Double) {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !shouldStop && Date() < deadline { usleep(50_000) }
+    }
+}
