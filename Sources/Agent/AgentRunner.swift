@@ -63,8 +63,9 @@ struct AgentRunner {
                 argv: config.hr.command, maxLineBytes: config.hr.maxLineBytes, restartMaxS: config.hr.reacquireMaxS,
                 logger: Logger(label: "keepalive.hr"))
         case .serial:
-            logger.error("this heart-rate transport is not built yet; heart rate is off", metadata: ["transport": "\(config.hr.transport.rawValue)"])
-            heartRateSource = nil
+            heartRateSource = SerialLineSource(
+                path: config.hr.serialDevice, baud: config.hr.baud, maxLineBytes: config.hr.maxLineBytes,
+                reopenMaxS: config.hr.reacquireMaxS, logger: Logger(label: "keepalive.hr"))
         case .none:
             heartRateSource = nil
         }

@@ -1,0 +1,121 @@
+import Bus
+import Foundation
+import Logging
+
+/// Bridge messages as NDJSON lines from a tty (`[hr] transport = "serial"`), in raw mode at
+/// `baud`. `reacquire()` closes and reopens the device; an unplugged device is reopened with a
+/// capped backoff until it comes back.
+final class SerialLineSource: HeartRateTransport, @unchecked Sendable {
+    let name = "serial"
+    let events: AsyncStream<HeartRateTransportEvent>
+    private let sink: AsyncStream<HeartRateTransportEvent>.Continuation
+    private let path: String
+    private let speed: speed_t
+    private let maxLineBytes: Int
+    private let reopenMaxS: Double
+    private let logger: Logger
+    private let lock = NSLock()
+    private var stopRequested = false
+    private var reopenRequested = false
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// The line speeds termios offers, by baud.
+    static let speeds: [Int: speed_t] = [
+        1200: speed_t(B1200), 2400: speed_t(B2400), 4800: speed_t(B4800), 9600: speed_t(B9600), 19_200: speed_t(B19200),
+        38_400: speed_t(B38400), 57_600: speed_t(B57600), 115_200: speed_t(B115200), 230_400: speed_t(B230400),
+        460_800: speed_t(B460800), 921_600: speed_t(B921600), 1_000_000: speed_t(B1000000), 2_000_000: speed_t(B2000000),
+        3_000_000: speed_t(B3000000), 4_000_000: speed_t(B4000000),
+    ]
+
+    init(path: String, baud: Int, maxLineBytes: Int, reopenMaxS: Double, logger: Logger) {
+        self.path = path
+        self.speed = Self.speeds[baud] ?? speed_t(B115200)
+        self.maxLineBytes = maxLineBytes
+        self.reopenMaxS = reopenMaxS
+        self.logger = logger
+        (events, sink) = AsyncStream.makeStream(of: HeartRateTransportEvent.self, bufferingPolicy: .bufferingNewest(10_000))
+    }
+
+    func start() {
+        let thread = Thread { [self] in
+            runLoop()
+            sink.finish()
+            finished.signal()
+        }
+        thread.name = "hr-serial"
+        thread.start()
+    }
+
+    func stop() {
+        lock.withLock { stopRequested = true }
+        _ = finished.wait(timeout: .now() + 3)
+    }
+
+    func reacquire() { lock.withLock { reopenRequested = true } }
+
+    private var shouldStop: Bool { lock.withLock { stopRequested } }
+
+    private func runLoop() {
+        var backoff = Backoff(minimum: 1, maximum: reopenMaxS)
+        while !shouldStop {
+            let fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)
+            guard fd >= 0, configure(fd) else {
+                let reason = "cannot open \(path): \(String(cString: strerror(errno)))"
+                if fd >= 0 { close(fd) }
+                sink.yield(.failed(reason))
+                pause(seconds: backoff.nextDelay())
+                continue
+            }
+            logger.info("serial bridge open", metadata: ["device": "\(path)"])
+            sink.yield(.ready)
+            lock.withLock { reopenRequested = false }
+            let lost = readUntilClosed(fd)
+            close(fd)
+            if shouldStop { break }
+            if lost {
+                sink.yield(.failed("\(path) went away"))
+                pause(seconds: backoff.nextDelay())
+            } else {
+                backoff.reset()
+            }
+        }
+    }
+
+    /// Raw mode: no echo, no line editing, no translation; 8N1 at the configured speed.
+    private func configure(_ fd: Int32) -> Bool {
+        var settings = termios()
+        guard tcgetattr(fd, &settings) == 0 else { return false }
+        cfmakeraw(&settings)
+        cfsetispeed(&settings, speed)
+        cfsetospeed(&settings, speed)
+        settings.c_cflag |= tcflag_t(CLOCAL | CREAD)
+        return tcsetattr(fd, TCSANOW, &settings) == 0
+    }
+
+    /// Reads lines until a reopen is asked for (false) or the device fails (true).
+    private func readUntilClosed(_ fd: Int32) -> Bool {
+        var splitter = LineSplitter(maxBytes: maxLineBytes)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while !shouldStop {
+            if lock.withLock({ reopenRequested }) { return false }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, 250)
+            if ready == 0 {
+                sink.yield(.idle)
+                continue
+            }
+            if ready < 0 { if errno == EINTR { continue } else { return true } }
+            if poller.revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 && poller.revents & Int16(POLLIN) == 0 { return true }
+            let count = read(fd, &buffer, buffer.count)
+            if count < 0 && (errno == EAGAIN || errno == EINTR) { continue }
+            if count <= 0 { return true }
+            for line in splitter.feed(buffer[0..<count]) { sink.yield(.line(line)) }
+        }
+        return false
+    }
+
+    private func pause(seconds: Double) {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !shouldStop && Date() < deadline { usleep(50_000) }
+    }
+}
