@@ -28,7 +28,7 @@ struct HeartRateSerialTests {
         try await agent.process!.waitForLines(containingAny: ["serial bridge open"], count: 2)
         // After reopening, data flows again: the next 40 messages are stored too.
         kill(bridge.pid, SIGUSR1)
-        try await Wait.until(timeout: 10, "the next 40 notifications after the reopen") { count() == 80 }
+        try await Wait.until(timeout: 10, "the next 40 notifications after the reopen (count \(String(describing: count()))); bridge: \(bridge.text.suffix(300)); agent:\n\(agent.log.suffix(2500))") { count() == 80 }
         #expect(agent.stop() == 0)
         bridge.stop()
     }

@@ -26,9 +26,4 @@ struct LineSplitter {
         }
         return lines
     }
-
-    mutating func reset() {
-        current.removeAll()
-        skipping = false
-    }
 }

@@ -57,6 +57,9 @@ final class SerialLineSource: HeartRateTransport, @unchecked Sendable {
 
     private func runLoop() {
         var backoff = Backoff(minimum: 1, maximum: reopenMaxS)
+        // Kept across reopens: the bytes after a reopen continue the same stream, so a line cut
+        // by the reopen is completed rather than lost (if bytes were lost, the parser rejects it).
+        var splitter = LineSplitter(maxBytes: maxLineBytes)
         while !shouldStop {
             let fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)
             guard fd >= 0, configure(fd) else {
@@ -69,7 +72,7 @@ final class SerialLineSource: HeartRateTransport, @unchecked Sendable {
             logger.info("serial bridge open", metadata: ["device": "\(path)"])
             sink.yield(.ready)
             lock.withLock { reopenRequested = false }
-            let lost = readUntilClosed(fd)
+            let lost = readUntilClosed(fd, splitter: &splitter)
             close(fd)
             if shouldStop { break }
             if lost {
@@ -93,8 +96,7 @@ final class SerialLineSource: HeartRateTransport, @unchecked Sendable {
     }
 
     /// Reads lines until a reopen is asked for (false) or the device fails (true).
-    private func readUntilClosed(_ fd: Int32) -> Bool {
-        var splitter = LineSplitter(maxBytes: maxLineBytes)
+    private func readUntilClosed(_ fd: Int32, splitter: inout LineSplitter) -> Bool {
         var buffer = [UInt8](repeating: 0, count: 4096)
         while !shouldStop {
             if lock.withLock({ reopenRequested }) { return false }
