@@ -63,3 +63,31 @@ struct BridgeMessageTests {
         #expect(try parse(#"{"ts":"yesterday","sensor":"s","raw":"063c"}"#).get().timestamp == nil)
     }
 }
+
+/// The reference bridge in deploy/hr-bridge, as far as a machine without Bluetooth allows.
+@Suite("Reference heart-rate bridge")
+struct ReferenceBridgeTests {
+    static let script = "\(Tools.packageRoot)/deploy/hr-bridge/keepalive_hr_bridge.py"
+
+    @Test("its own tests pass: encoding, stall watchdog, reconnect loop against a stand-in for bleak")
+    func pythonTests() async throws {
+        let process = try ManagedProcess(
+            name: "unittest", executable: Tools.find("python3"),
+            arguments: ["-m", "unittest", "-v", "\(Tools.packageRoot)/deploy/hr-bridge/test_keepalive_hr_bridge.py"])
+        let status = await process.waitForExit(timeout: 60)
+        #expect(status == 0, "\(process.text)")
+    }
+
+    @Test("what it emits is what the agent parses", arguments: ["063c", "163c1104", "16485401ec02", "023c", "010101", "1e3c10271104"])
+    func encodingRoundTrip(hex: String) async throws {
+        let process = try ManagedProcess(
+            name: "bridge", executable: Tools.find("python3"), arguments: [Self.script, "--encode-hex", hex, "--sensor", "strap"])
+        #expect(await process.waitForExit(timeout: 20) == 0)
+        let line = try #require(process.lines.first)
+        let message = try BridgeMessage.parse(Array(line.utf8)).get()
+        #expect(message.raw == BridgeMessage.bytes(hex: hex))
+        #expect(message.sensor == "strap" && message.timestamp != nil)
+        let plain = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(plain["bpm"] as? Int == message.measurement.bpm)
+    }
+}

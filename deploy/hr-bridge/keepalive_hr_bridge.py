@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+"""KeepAlive's reference heart-rate bridge for a Pi whose own Bluetooth talks to the strap.
+
+Finds a BLE heart-rate strap (by address, or the first device advertising the Heart Rate
+service 0x180D), subscribes to Heart Rate Measurement (0x2A37) notifications and emits one
+bridge message per notification (KeepAlive SPEC "Heart rate: the bridge"):
+
+    {"ts":"<ISO-8601 UTC, ms>","seq":N,"sensor":"<id>","raw":"<hex of 0x2A37>","bpm":…,"rr":[…]}
+
+to stdout as NDJSON (`--ndjson`, for the agent's `command` transport) or to MQTT
+(`--mqtt HOST`): `hrbridge/v1/<sensor>/measurement`, a retained `…/status` online/offline (the
+offline is the MQTT will), and `{"op":"reconnect"}` accepted on `…/cmd`.
+
+Straps stall silently: when no notification arrives for --stall-timeout seconds (10) the bridge
+disconnects and connects again even without a disconnect event, with a capped, jittered backoff.
+
+Needs Debian's python3-bleak (and python3-paho-mqtt for --mqtt).
+"""
+import argparse
+import asyncio
+import datetime
+import json
+import random
+import sys
+import time
+
+HEART_RATE_SERVICE = "0000180d-0000-1000-8000-00805f9b34fb"
+HEART_RATE_MEASUREMENT = "00002a37-0000-1000-8000-00805f9b34fb"
+
+
+def decode_measurement(raw):
+    """The plain fields of a 0x2A37 value (for humans; the agent decodes `raw` itself)."""
+    if not raw:
+        raise ValueError("empty payload")
+    flags, offset = raw[0], 1
+    if flags & 0x01:
+        if len(raw) < 3:
+            raise ValueError("truncated 16-bit value")
+        bpm, offset = int.from_bytes(raw[1:3], "little"), 3
+    else:
+        if len(raw) < 2:
+            raise ValueError("truncated 8-bit value")
+        bpm, offset = raw[1], 2
+    contact = {2: "not_detected", 3: "detected"}.get((flags >> 1) & 0x03, "unsupported")
+    energy = None
+    if flags & 0x08:
+        if len(raw) < offset + 2:
+            raise ValueError("truncated energy")
+        energy, offset = int.from_bytes(raw[offset:offset + 2], "little"), offset + 2
+    rr = []
+    if flags & 0x10:
+        if (len(raw) - offset) % 2 or len(raw) == offset:
+            raise ValueError("bad RR intervals")
+        rr = [int.from_bytes(raw[i:i + 2], "little") for i in range(offset, len(raw), 2)]
+    return {"bpm": bpm, "contact": contact, "energy_kj": energy, "rr_1024": rr}
+
+
+def encode_message(raw, sensor, seq, when):
+    """One bridge message as a compact JSON line (no newline)."""
+    message = {
+        "ts": when.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (when.microsecond // 1000),
+        "seq": seq,
+        "sensor": sensor,
+        "raw": bytes(raw).hex(),
+    }
+    try:
+        plain = decode_measurement(bytes(raw))
+        message["bpm"] = plain["bpm"]
+        message["rr"] = [round(value * 1000 / 1024) for value in plain["rr_1024"]]
+    except ValueError:
+        pass  # the raw bytes still go out: the agent counts and drops what it cannot decode
+    return json.dumps(message, separators=(",", ":"))
+
+
+def sensor_id(address):
+    """A topic-safe id from a BLE address: AA:BB:CC:DD:EE:FF → aabbccddeeff."""
+    return "".join(ch for ch in address.lower() if ch.isalnum())
+
+
+class StallWatchdog:
+    """True once no notification has been fed for `timeout` seconds."""
+
+    def __init__(self, timeout, clock=time.monotonic):
+        self.timeout, self.clock = timeout, clock
+        self.last = clock()
+
+    def feed(self):
+        self.last = self.clock()
+
+    def stalled(self):
+        return self.clock() - self.last >= self.timeout
+
+
+class Backoff:
+    """Capped exponential backoff with full jitter."""
+
+    def __init__(self, minimum=1.0, maximum=60.0, rng=random.uniform):
+        self.minimum, self.maximum, self.rng, self.failures = minimum, maximum, rng, 0
+
+    def next_delay(self):
+        ceiling = min(self.maximum, self.minimum * (2 ** min(self.failures, 30)))
+        self.failures += 1
+        return self.rng(self.minimum, ceiling)
+
+    def reset(self):
+        self.failures = 0
+
+
+class NDJSONOutput:
+    def __init__(self, stream=sys.stdout):
+        self.stream = stream
+        self.reconnect_requested = asyncio.Event()
+
+    def online(self, sensor):
+        pass
+
+    def offline(self, sensor):
+        pass
+
+    def measurement(self, sensor, line):
+        self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+class MQTTOutput:
+    """hrbridge/v1/<sensor>/{measurement,status,cmd} through paho-mqtt."""
+
+    def __init__(self, host, port, sensor, prefix="hrbridge/v1"):
+        import paho.mqtt.client as mqtt  # Debian: python3-paho-mqtt
+
+        self.base = "%s/%s" % (prefix, sensor)
+        self.reconnect_requested = asyncio.Event()
+        self.loop = asyncio.get_event_loop()
+        self.client = mqtt.Client(client_id="hrbridge-" + sensor)
+        self.client.will_set(self.base + "/status", "offline", qos=1, retain=True)
+        self.client.on_connect = lambda client, *_: (client.subscribe(self.base + "/cmd", qos=1),
+                                                    client.publish(self.base + "/status", "online", qos=1, retain=True))
+        self.client.on_message = self._on_message
+        self.client.connect_async(host, port, keepalive=30)
+        self.client.loop_start()
+
+    def _on_message(self, _client, _userdata, message):
+        if is_reconnect_command(message.payload):
+            self.loop.call_soon_threadsafe(self.reconnect_requested.set)
+
+    def online(self, sensor):
+        self.client.publish(self.base + "/status", "online", qos=1, retain=True)
+
+    def offline(self, sensor):
+        self.client.publish(self.base + "/status", "offline", qos=1, retain=True)
+
+    def measurement(self, sensor, line):
+        self.client.publish(self.base + "/measurement", line, qos=1)
+
+
+def is_reconnect_command(payload):
+    try:
+        return json.loads(payload).get("op") == "reconnect"
+    except (ValueError, AttributeError):
+        return False
+
+
+async def find_strap(address, scanner):
+    if address:
+        return await scanner.find_device_by_address(address, timeout=15)
+    devices = await scanner.discover(timeout=10, service_uuids=[HEART_RATE_SERVICE])
+    return devices[0] if devices else None
+
+
+async def run_bridge(output, address=None, sensor=None, stall_timeout=10.0, scanner=None, client_factory=None,
+                     backoff=None, rounds=None, clock=time.monotonic):
+    """Connects, streams, and reconnects forever (or `rounds` connections, for tests)."""
+    if scanner is None or client_factory is None:
+        from bleak import BleakClient, BleakScanner  # Debian: python3-bleak
+        scanner, client_factory = scanner or BleakScanner, client_factory or BleakClient
+    backoff = backoff or Backoff()
+    seq = 0
+    connections = 0
+    while rounds is None or connections < rounds:
+        device = await find_strap(address, scanner)
+        if device is None:
+            await asyncio.sleep(backoff.next_delay())
+            continue
+        name = sensor or sensor_id(getattr(device, "address", str(device)))
+        disconnected = asyncio.Event()
+        watchdog = StallWatchdog(stall_timeout, clock)
+
+        def on_notify(_characteristic, data):
+            nonlocal seq
+            seq += 1
+            watchdog.feed()
+            output.measurement(name, encode_message(bytes(data), name, seq, datetime.datetime.now(datetime.timezone.utc)))
+
+        client = client_factory(device, disconnected_callback=lambda _client: disconnected.set())
+        connections += 1
+        try:
+            await client.connect()
+            await client.start_notify(HEART_RATE_MEASUREMENT, on_notify)
+            output.online(name)
+            watchdog.feed()
+            backoff.reset()
+            output.reconnect_requested.clear()
+            while not disconnected.is_set() and not watchdog.stalled() and not output.reconnect_requested.is_set():
+                await asyncio.sleep(0.25)
+        except Exception as error:  # BLE errors of every kind: reconnect
+            print("hr-bridge: %s" % error, file=sys.stderr, flush=True)
+        finally:
+            output.offline(name)
+            try:
+                await client.disconnect()
+            except Exception:
+                pass
+        await asyncio.sleep(backoff.next_delay())
+    return connections
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--address", help="the strap's BLE address (default: the first Heart Rate device found)")
+    parser.add_argument("--sensor", help="sensor id in messages and topics (default: from the address)")
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--ndjson", action="store_true", help="write messages to stdout (transport = \"command\")")
+    mode.add_argument("--mqtt", metavar="HOST", help="publish to this broker (transport = \"mqtt\")")
+    mode.add_argument("--encode-hex", metavar="HEX", help="print the message for one raw 0x2A37 value and exit")
+    parser.add_argument("--mqtt-port", type=int, default=1883)
+    parser.add_argument("--stall-timeout", type=float, default=10.0)
+    args = parser.parse_args(argv)
+    if args.encode_hex:
+        print(encode_message(bytes.fromhex(args.encode_hex), args.sensor or "strap", 1, datetime.datetime.now(datetime.timezone.utc)))
+        return 0
+
+    async def run():
+        output = NDJSONOutput() if args.ndjson else MQTTOutput(args.mqtt, args.mqtt_port, args.sensor or sensor_id(args.address or "strap"))
+        await run_bridge(output, address=args.address, sensor=args.sensor, stall_timeout=args.stall_timeout)
+
+    try:
+        asyncio.run(run())
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
