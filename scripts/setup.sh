@@ -10,6 +10,8 @@ PACKAGES=(
   gpsd gpsd-clients python3-gps libgps-dev       # gpsd + gpsfake (replay), gpspipe, libgps
   libsqlite3-dev sqlite3                         # the store
   pkg-config openssl coreutils python3           # module maps, TLS test certificates, stdbuf
+  python3-bleak python3-paho-mqtt                # the reference heart-rate bridge (deploy/hr-bridge)
+  python3-dbusmock dbus                          # its test against a fake BlueZ
 )
 
 missing=()
