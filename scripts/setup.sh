@@ -12,6 +12,7 @@ PACKAGES=(
   pkg-config openssl coreutils python3           # module maps, TLS test certificates, stdbuf
   python3-bleak python3-paho-mqtt                # the reference heart-rate bridge (deploy/hr-bridge)
   python3-dbusmock dbus                          # its test against a fake BlueZ
+  systemd                                        # systemd-analyze, to check deploy/keepalive.service
 )
 
 missing=()

@@ -39,7 +39,8 @@ struct AgentRunner {
             store: store, client: client, maxInflight: config.mqtt.maxInflight,
             useProperties: config.mqtt.protocolVersion == .v5, logger: Logger(label: "keepalive.outbox"))
         let board = SensorBoard()
-        let writer = SampleWriter(store: store, drain: drain, board: board, batchMs: config.store.batchMs, logger: Logger(label: "keepalive.ingest"))
+        let heartbeats = LoopHeartbeats()
+        let writer = SampleWriter(store: store, drain: drain, board: board, heartbeats: heartbeats, batchMs: config.store.batchMs, logger: Logger(label: "keepalive.ingest"))
         let location = LocationPublisher(
             topicRoot: config.topicRoot, mirrorTopic: config.mqtt.owntracksTopic.isEmpty ? nil : config.mqtt.owntracksTopic,
             intervalS: config.schedule.locationIntervalS, deviceID: config.device.id, writer: writer,
@@ -73,7 +74,8 @@ struct AgentRunner {
             sensors.append(.init(service: HeartRateService(
                 source: heartRateSource, writer: writer, board: board, clock: clock,
                 stallTimeoutS: config.hr.stallTimeoutS, reacquireMaxS: config.hr.reacquireMaxS,
-                maxLineBytes: config.hr.maxLineBytes, topicRoot: config.topicRoot, logger: Logger(label: "keepalive.hr"))))
+                maxLineBytes: config.hr.maxLineBytes, topicRoot: config.topicRoot, heartbeats: heartbeats,
+                logger: Logger(label: "keepalive.hr"))))
         }
         if config.gps.enabled {
             let reader = GPSReader(
@@ -81,7 +83,8 @@ struct AgentRunner {
                 backoffMax: config.gps.reconnectMaxS, clock: clock, logger: Logger(label: "keepalive.gps"))
             sensors.append(.init(service: GPSService(
                 reader: reader, writer: writer, board: board, clock: clock, maxRateHz: config.gps.maxRateHz,
-                topicRoot: config.topicRoot, onFirstFix: { await location.firstFix() }, logger: Logger(label: "keepalive.gps"))))
+                topicRoot: config.topicRoot, onFirstFix: { await location.firstFix() }, heartbeats: heartbeats,
+                logger: Logger(label: "keepalive.gps"))))
         }
         let status = StatusReporter(
             topic: statusTopic, interval: .seconds(config.schedule.statusIntervalS), store: store, board: board,
@@ -95,7 +98,7 @@ struct AgentRunner {
                     topic: statusTopic, payload: StatusReporter.offlineDocument(seq: seq, since: since).bytes, retain: true,
                     properties: .json)
             },
-            logger: Logger(label: "keepalive.bus"))
+            heartbeats: heartbeats, logger: Logger(label: "keepalive.bus"))
 
         logger.info(
             "keepalive starting",
@@ -112,6 +115,8 @@ struct AgentRunner {
                     .init(service: writer),
                     .init(service: status),
                     .init(service: location),
+                    .init(service: WatchdogService(
+                        notifier: SystemdNotifier(), heartbeats: heartbeats, board: board, logger: Logger(label: "keepalive.watchdog"))),
                     .init(service: RetentionService(
                         store: store, retentionDays: config.store.retentionDays, maxBytes: config.store.maxBytes,
                         logger: Logger(label: "keepalive.retention"))),

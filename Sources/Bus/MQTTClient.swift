@@ -64,6 +64,16 @@ public final class MQTTClient: @unchecked Sendable {
 
     public var connectionState: MQTTConnectionState { lock.withLock { state } }
 
+    /// When the network thread last went round (uptime ns): for the watchdog, which must not be
+    /// fed while this thread is stuck.
+    public var lastLoopUptimeNanos: UInt64 { lock.withLock { lastLoop } }
+    private var lastLoop = DispatchTime.now().uptimeNanoseconds
+
+    private func markLoop() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        lock.withLock { lastLoop = now }
+    }
+
     /// The current connection's number, to pair with the mids `publish` returns.
     public var session: UInt64 { lock.withLock { sessionNumber } }
 
@@ -148,6 +158,7 @@ public final class MQTTClient: @unchecked Sendable {
             if connectCode == MOSQ_ERR_SUCCESS.rawValue {
                 var loopCode: Int32 = MOSQ_ERR_SUCCESS.rawValue
                 while !isStopRequested {
+                    markLoop()
                     loopCode = mosquitto_loop(handle, 100, 1)
                     if loopCode != MOSQ_ERR_SUCCESS.rawValue { break }
                 }
@@ -271,7 +282,8 @@ public final class MQTTClient: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(seconds)
         wakeUp.lock()
         while !isStopRequested && Date() < deadline {
-            _ = wakeUp.wait(until: deadline)
+            _ = wakeUp.wait(until: min(deadline, Date().addingTimeInterval(1)))
+            markLoop()
         }
         wakeUp.unlock()
     }

@@ -139,10 +139,14 @@ final class GPSReader: @unchecked Sendable {
         }
     }
 
+    /// Waits, reporting `.idle` every second: the thread is alive (watchdog) even when waiting.
     private func pause(seconds: Double) {
         let deadline = Date().addingTimeInterval(seconds)
         wakeUp.lock()
-        while !isStopRequested && Date() < deadline { _ = wakeUp.wait(until: deadline) }
+        while !isStopRequested && Date() < deadline {
+            _ = wakeUp.wait(until: min(deadline, Date().addingTimeInterval(1)))
+            sink.yield(.idle(at: clock.now()))
+        }
         wakeUp.unlock()
     }
 

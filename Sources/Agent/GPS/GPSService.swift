@@ -15,6 +15,7 @@ struct GPSService: Service, CustomStringConvertible {
     let topicRoot: String
     /// Called with the first valid fix after start (a location goes out right away).
     let onFirstFix: @Sendable () async -> Void
+    let heartbeats: LoopHeartbeats
     let logger: Logger
 
     var description: String { "GPSService" }
@@ -35,6 +36,7 @@ struct GPSService: Service, CustomStringConvertible {
         var firstFixSeen = false
         var rejected = 0
         for await event in reader.events {
+            heartbeats.beat("gps")
             switch event {
             case .state(let state):
                 status.state = state.rawValue

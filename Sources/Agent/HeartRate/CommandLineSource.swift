@@ -137,8 +137,16 @@ final class CommandLineSource: HeartRateTransport, @unchecked Sendable {
         lock.withLock { child = 0 }
     }
 
+    /// Waits, reporting `.idle` every second: the thread is alive (watchdog) even when waiting.
     private func pause(seconds: Double) {
         let deadline = Date().addingTimeInterval(seconds)
-        while !shouldStop && Date() < deadline { usleep(50_000) }
+        var lastIdle = Date()
+        while !shouldStop && Date() < deadline {
+            usleep(50_000)
+            if Date().timeIntervalSince(lastIdle) >= 1 {
+                sink.yield(.idle)
+                lastIdle = Date()
+            }
+        }
     }
 }

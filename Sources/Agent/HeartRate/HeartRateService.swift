@@ -17,6 +17,7 @@ struct HeartRateService: Service, CustomStringConvertible {
     let reacquireMaxS: Double
     let maxLineBytes: Int
     let topicRoot: String
+    let heartbeats: LoopHeartbeats
     let logger: Logger
 
     var description: String { "HeartRateService" }
@@ -42,6 +43,7 @@ struct HeartRateService: Service, CustomStringConvertible {
         var backoff = Backoff(minimum: stallTimeoutS, maximum: max(stallTimeoutS, reacquireMaxS))
         var dropped = 0
         for await event in source.events {
+            heartbeats.beat("hr")
             switch event {
             case .ready:
                 if status.state == "disconnected" {

@@ -84,5 +84,6 @@ final class UDPLineSource: HeartRateTransport, @unchecked Sendable {
     private func sleepInterruptibly(seconds: Double) {
         let deadline = Date().addingTimeInterval(seconds)
         while !shouldStop && Date() < deadline { usleep(50_000) }
+        sink.yield(.idle)
     }
 }

@@ -23,7 +23,14 @@ actor SampleWriter: Service, CustomStringConvertible {
     private(set) var droppedSamples = 0
     private(set) var lastError: String?
 
-    init(store: Store, drain: OutboxDrain, board: SensorBoard, batchMs: Int, maxPending: Int = 100_000, logger: Logger) {
+    private let heartbeats: LoopHeartbeats
+    /// Fault injection for the watchdog test: `KEEPALIVE_FAULT_WEDGE_WRITER_AFTER_S=N` makes this
+    /// loop stop going round after N seconds, as a writer stuck in a system call would.
+    private let wedgeAfter: Double? = ProcessInfo.processInfo.environment["KEEPALIVE_FAULT_WEDGE_WRITER_AFTER_S"].flatMap(Double.init)
+
+    init(store: Store, drain: OutboxDrain, board: SensorBoard, heartbeats: LoopHeartbeats, batchMs: Int, maxPending: Int = 100_000,
+         logger: Logger) {
+        self.heartbeats = heartbeats
         self.store = store
         self.drain = drain
         self.board = board
@@ -51,7 +58,14 @@ actor SampleWriter: Service, CustomStringConvertible {
     }
 
     func run() async throws {
+        let started = ContinuousClock.now
         while !Task.isShuttingDownGracefully {
+            heartbeats.beat("writer")
+            if let wedgeAfter, ContinuousClock.now - started > .seconds(wedgeAfter) {
+                logger.warning("fault injection: the writer loop stops here")
+                while await sleepUnlessShuttingDown(for: .seconds(3600)) {}
+                return
+            }
             guard await sleepUnlessShuttingDown(for: batchInterval) else { break }
             try? await flush(messages: [])
         }

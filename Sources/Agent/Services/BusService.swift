@@ -1,4 +1,5 @@
 import Bus
+import Foundation
 import Logging
 import ServiceLifecycle
 
@@ -13,12 +14,14 @@ final class BusService: Service, Sendable, CustomStringConvertible {
     private let finalMessage: @Sendable () async -> MQTTMessage?
     private let handlers: [(filter: String, handle: MessageHandler)]
     private let logger: Logger
+    private let heartbeats: LoopHeartbeats
 
     init(
         client: MQTTClient, drain: OutboxDrain, handlers: [(filter: String, handle: MessageHandler)],
         onConnect: @escaping @Sendable () async -> Void, finalMessage: @escaping @Sendable () async -> MQTTMessage?,
-        logger: Logger
+        heartbeats: LoopHeartbeats, logger: Logger
     ) {
+        self.heartbeats = heartbeats
         self.client = client
         self.drain = drain
         self.handlers = handlers
@@ -68,10 +71,14 @@ final class BusService: Service, Sendable, CustomStringConvertible {
     }
 
     /// Acknowledged messages leave the outbox in batches; this bounds how long a batch waits.
+    /// It also vouches for the network thread to the watchdog while that thread goes round (or
+    /// sits in a blocking connect, which TCP's own timeouts bound).
     private func flushAcknowledgementsPeriodically() async {
         while client.connectionState != .stopped {
             try? await Task.sleep(for: .milliseconds(250))
             await drain.flushAcknowledgements()
+            let sinceLoop = Double(DispatchTime.now().uptimeNanoseconds - client.lastLoopUptimeNanos) / 1e9
+            if sinceLoop < 5 || client.connectionState == .connecting { heartbeats.beat("mqtt") }
         }
     }
 }

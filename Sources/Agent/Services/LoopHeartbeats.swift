@@ -1,0 +1,21 @@
+import Foundation
+
+/// When each of the agent's loops last went round, for the systemd watchdog: it is fed only
+/// while every registered loop is alive, so a wedged loop gets the agent restarted.
+final class LoopHeartbeats: @unchecked Sendable {
+    private let lock = NSLock()
+    private var last: [String: UInt64] = [:]
+
+    /// Registers a loop (alive now) or records that it went round.
+    func beat(_ loop: String) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        lock.withLock { last[loop] = now }
+    }
+
+    /// The loops that have not gone round for `seconds`.
+    func stale(olderThan seconds: Double) -> [String] {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let limit = UInt64(seconds * 1e9)
+        return lock.withLock { last.filter { now - $0.value > limit }.map(\.key).sorted() }
+    }
+}
