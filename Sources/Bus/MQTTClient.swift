@@ -256,7 +256,9 @@ public final class MQTTClient: @unchecked Sendable {
             }
         }
         lock.withLock {
-            if let handle { mosquitto_disconnect_v5(handle, 0, nil) }
+            // v5: if the final message was not acknowledged, 0x04 "disconnect with will message"
+            // has the broker publish the will instead, so the offline state still gets out.
+            if let handle { mosquitto_disconnect_v5(handle, finalAcknowledged || finalMessage == nil ? 0 : 4, nil) }
         }
         for _ in 0..<5 where mosquitto_loop(handle, 20, 1) == MOSQ_ERR_SUCCESS.rawValue {}
         eventSink.yield(.disconnected(reason: "stopped"))
