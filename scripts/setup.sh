@@ -13,6 +13,7 @@ PACKAGES=(
   python3-bleak python3-paho-mqtt                # the reference heart-rate bridge (deploy/hr-bridge)
   python3-dbusmock dbus                          # its test against a fake BlueZ
   systemd                                        # systemd-analyze, to check deploy/keepalive.service
+  dpkg-dev binutils                              # dpkg-shlibdeps and strip for deploy/package-deb.sh
 )
 
 missing=()

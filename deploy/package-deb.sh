@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Builds keepalive_<version>_<arch>.deb in OUTDIR: a release binary with the Swift runtime linked
+# in (the Pi needs no Swift), the systemd unit, /etc/keepalive/config.toml as a conffile, and the
+# reference heart-rate bridge. Depends: is computed by dpkg-shlibdeps from the binary.
+# Usage: deploy/package-deb.sh OUTDIR
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:?usage: deploy/package-deb.sh OUTDIR}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+if ! command -v swift >/dev/null 2>&1; then export PATH="/opt/swift/usr/bin:$PATH"; fi
+
+swift build -c release --static-swift-stdlib --product keepalive --scratch-path .build-static >&2
+BIN=.build-static/release/keepalive
+VERSION=$("$BIN" --version)
+ARCH=$(dpkg --print-architecture)
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+STAGE="$WORK/keepalive"
+
+install -D -m 0755 "$BIN" "$STAGE/usr/bin/keepalive"
+strip --strip-unneeded "$STAGE/usr/bin/keepalive"
+install -D -m 0644 deploy/keepalive.service "$STAGE/lib/systemd/system/keepalive.service"
+install -D -m 0644 config.toml "$STAGE/etc/keepalive/config.toml"
+install -D -m 0755 deploy/hr-bridge/keepalive_hr_bridge.py "$STAGE/usr/share/keepalive/hr-bridge/keepalive_hr_bridge.py"
+install -D -m 0644 deploy/hr-bridge/README.md "$STAGE/usr/share/doc/keepalive/hr-bridge.md"
+install -D -m 0644 README.md "$STAGE/usr/share/doc/keepalive/README.md"
+install -D -m 0644 deploy/README.md "$STAGE/usr/share/doc/keepalive/deploy.md"
+
+# Depends: from the libraries the binary links (dpkg-shlibdeps wants a debian/control to read).
+mkdir -p "$WORK/debian"
+printf 'Source: keepalive\n\nPackage: keepalive\nArchitecture: any\n' >"$WORK/debian/control"
+DEPENDS=$(cd "$WORK" && dpkg-shlibdeps -O -e "$STAGE/usr/bin/keepalive" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
+[ -n "$DEPENDS" ] || { echo "package-deb: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
+
+mkdir -p "$STAGE/DEBIAN"
+cat >"$STAGE/DEBIAN/control" <<CONTROL
+Package: keepalive
+Version: $VERSION
+Architecture: $ARCH
+Maintainer: KeepAlive developers <keepalive@localhost>
+Installed-Size: $(du -sk "$STAGE" | cut -f1)
+Depends: $DEPENDS
+Recommends: gpsd, mosquitto
+Suggests: python3-bleak, python3-paho-mqtt
+Section: misc
+Priority: optional
+Description: edge agent for GPS and heart rate on a Raspberry Pi
+ Reads a USB GPS through gpsd and a BLE heart-rate strap through a bridge, keeps everything
+ in a local SQLite store, and publishes location, status and daily health to MQTT.
+CONTROL
+echo "/etc/keepalive/config.toml" >"$STAGE/DEBIAN/conffiles"
+
+cat >"$STAGE/DEBIAN/postinst" <<'SCRIPT'
+#!/bin/sh
+set -e
+# The service runs as a DynamicUser; systemd creates it and /var/lib/keepalive on start.
+# Enable, do not start: the owner sets broker and timezone in /etc/keepalive/config.toml first.
+if [ "$1" = "configure" ] && [ -z "${DPKG_ROOT:-}" ] && [ -d /run/systemd/system ]; then
+    systemctl daemon-reload || true
+    systemctl enable keepalive.service || true
+    if systemctl is-active --quiet keepalive.service; then systemctl try-restart keepalive.service || true; fi
+fi
+exit 0
+SCRIPT
+cat >"$STAGE/DEBIAN/prerm" <<'SCRIPT'
+#!/bin/sh
+set -e
+if [ "$1" = "remove" ] && [ -z "${DPKG_ROOT:-}" ] && [ -d /run/systemd/system ]; then
+    systemctl stop keepalive.service || true
+    systemctl disable keepalive.service || true
+fi
+exit 0
+SCRIPT
+cat >"$STAGE/DEBIAN/postrm" <<'SCRIPT'
+#!/bin/sh
+set -e
+# The store in /var/lib/keepalive (or /var/lib/private/keepalive) is your data: never deleted here.
+if [ -z "${DPKG_ROOT:-}" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload || true; fi
+exit 0
+SCRIPT
+chmod 0755 "$STAGE/DEBIAN/postinst" "$STAGE/DEBIAN/prerm" "$STAGE/DEBIAN/postrm"
+
+DEB="$OUT/keepalive_${VERSION}_${ARCH}.deb"
+dpkg-deb --root-owner-group --build "$STAGE" "$DEB" >&2
+echo "$DEB"
