@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+import TestKit
+
+/// The files in deploy/ that configure other programs, run for real where they can be.
+@Suite("Deploy files")
+struct DeployFilesTests {
+    @Test("the local-broker bridge config forwards keepalive/# upstream and keeps messages while the upstream broker is down")
+    func mosquittoBridgeStoreAndForward() async throws {
+        let central = try MosquittoBroker(persistence: true)
+        let consumer = try await MQTTSubscriber(
+            port: central.port, filter: "keepalive/#", clientID: "central-consumer-\(UInt16.random(in: 0...9999))", persistent: true)
+        // The shipped file, with the test's ports and paths instead of the Pi's.
+        let localPort = Ports.free()
+        let directory = try TemporaryDirectory("bridge")
+        let shipped = try String(contentsOfFile: "\(Tools.packageRoot)/deploy/mosquitto/keepalive-bridge.conf", encoding: .utf8)
+        let config = shipped
+            .replacingOccurrences(of: "listener 1883 127.0.0.1", with: "listener \(localPort) 127.0.0.1")
+            .replacingOccurrences(of: "persistence_location /var/lib/mosquitto/", with: "persistence_location \(directory.path)/")
+            .replacingOccurrences(of: "address central.example.org:1883", with: "address 127.0.0.1:\(central.port)")
+            .replacingOccurrences(of: "restart_timeout 5 60", with: "restart_timeout 1 2") + "\nuser root\n"
+        let configPath = try directory.write("local.conf", config)
+        let local = try ManagedProcess(name: "local mosquitto", executable: Tools.mosquitto, arguments: ["-c", configPath])
+        defer { local.stop() }
+        try await Wait.until(timeout: 10, "the local broker to listen") { Ports.isListening(localPort) }
+
+        // The bridge connects on its own schedule: publish until one gets through (bounded).
+        for attempt in 1...10 where !consumer.messages.contains(where: { $0.payload == "before" }) {
+            try await MQTTTools.publish(port: localPort, topic: "keepalive/pi/location", message: "before")
+            try? await Wait.until(timeout: 2, "the bridge (try \(attempt))") { consumer.messages.contains { $0.payload == "before" } }
+        }
+        #expect(consumer.messages.contains { $0.payload == "before" }, "nothing came through the bridge; local broker:\n\(local.text.suffix(800))")
+        central.stop()
+        for index in 1...3 {
+            try await MQTTTools.publish(port: localPort, topic: "keepalive/pi/location", message: "queued-\(index)")
+        }
+        try central.start()
+        _ = try await consumer.waitFor(count: 3, timeout: 30, "the three messages queued while the central broker was down") {
+            $0.payload.hasPrefix("queued-")
+        }
+    }
+
+    @Test("the first-boot kit puts the package, the config and a one-shot installer in place, and leaves cmdline.txt clean")
+    func firstBootPlacement() async throws {
+        let kit = try TemporaryDirectory("kit")
+        for file in ["firstboot.sh", "install-when-online.sh", "keepalive-firstboot.service"] {
+            try FileManager.default.copyItem(atPath: "\(Tools.packageRoot)/deploy/firstboot/\(file)", toPath: kit.file(file))
+        }
+        _ = try kit.write("keepalive_0.1.0_arm64.deb", "not really a package")
+        _ = try kit.write("config.toml", "[device]\nid = \"backpack\"\n")
+        _ = try kit.write("mqtt.password", "secret\n")
+        let root = try TemporaryDirectory("fakeroot")
+        try FileManager.default.createDirectory(atPath: root.file("boot/firmware"), withIntermediateDirectories: true)
+        _ = try root.write("boot/firmware/cmdline.txt",
+            "console=tty1 root=PARTUUID=1 rootwait systemd.run=/boot/firmware/keepalive/firstboot.sh systemd.run_success_action=reboot systemd.unit=kernel-command-line.target\n")
+        let run = try ManagedProcess(name: "firstboot", executable: "/bin/sh", arguments: [kit.file("firstboot.sh")],
+                                     environment: ["KEEPALIVE_ROOT": root.path])
+        #expect(await run.waitForExit(timeout: 20) == 0, "\(run.text)")
+        let manager = FileManager.default
+        #expect(manager.fileExists(atPath: root.file("var/lib/keepalive-firstboot/keepalive_0.1.0_arm64.deb")))
+        #expect(try String(contentsOfFile: root.file("etc/keepalive/config.toml"), encoding: .utf8).contains("backpack"))
+        let attributes = try manager.attributesOfItem(atPath: root.file("etc/keepalive/mqtt.password"))
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        #expect(manager.isExecutableFile(atPath: root.file("usr/local/sbin/keepalive-install-when-online")))
+        #expect(try manager.destinationOfSymbolicLink(atPath: root.file("etc/systemd/system/multi-user.target.wants/keepalive-firstboot.service"))
+            == "/etc/systemd/system/keepalive-firstboot.service")
+        let cmdline = try String(contentsOfFile: root.file("boot/firmware/cmdline.txt"), encoding: .utf8)
+        #expect(cmdline == "console=tty1 root=PARTUUID=1 rootwait\n")
+        // The one-shot unit is a valid unit (its ExecStart pointed at where the kit put the script).
+        let unitDirectory = try TemporaryDirectory("unit")
+        let unit = try String(contentsOfFile: root.file("etc/systemd/system/keepalive-firstboot.service"), encoding: .utf8)
+            .replacingOccurrences(of: "/usr/local/sbin/", with: root.file("usr/local/sbin/"))
+        let unitPath = try unitDirectory.write("keepalive-firstboot.service", unit)
+        let verify = try ManagedProcess(name: "verify", executable: Tools.find("systemd-analyze"), arguments: ["verify", unitPath])
+        #expect(await verify.waitForExit(timeout: 30) == 0, "\(verify.text)")
+    }
+}

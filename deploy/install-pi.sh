@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Builds KeepAlive on a Raspberry Pi (Raspberry Pi OS bookworm, 64-bit) and installs it as a
+# service. Swift is not in Debian's archive: download the toolchain for "Debian 12, aarch64" from
+# https://www.swift.org/install/linux/ and unpack it anywhere, then:
+#
+#   deploy/install-pi.sh /path/to/swift-6.x-RELEASE-debian12-aarch64
+#
+# A build takes several minutes on a Pi 4/5 (and needs ~2 GB of memory: add swap on smaller Pis).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TOOLCHAIN=${1:?usage: deploy/install-pi.sh SWIFT_TOOLCHAIN_DIR}
+export PATH="$TOOLCHAIN/usr/bin:$PATH"
+command -v swift >/dev/null || { echo "install-pi: no swift in $TOOLCHAIN/usr/bin" >&2; exit 1; }
+
+sudo apt-get update -qq
+sudo apt-get install -y -qq --no-install-recommends gpsd gpsd-clients mosquitto mosquitto-clients \
+  libmosquitto-dev libgps-dev libsqlite3-dev pkg-config dpkg-dev binutils python3-bleak python3-paho-mqtt
+OUT=$(mktemp -d)
+DEB=$(deploy/package-deb.sh "$OUT" | tail -1)
+sudo apt-get install -y "$DEB"
+keepalive check-config /etc/keepalive/config.toml
+cat <<MSG
+Installed $(keepalive --version). Next:
+  sudoedit /etc/keepalive/config.toml        # broker, timezone, heart-rate transport
+  sudo systemctl start keepalive
+  journalctl -u keepalive -f
+MSG
