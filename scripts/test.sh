@@ -7,4 +7,9 @@ scripts/setup.sh
 if ! command -v swift >/dev/null 2>&1; then export PATH="/opt/swift/usr/bin:$PATH"; fi
 # Tests drive the built binary; build it first so `swift test` finds it.
 export KEEPALIVE_BIN="$PWD/.build/debug/keepalive"
+# The .deb takes a release build: make it before the tests, not while timing-sensitive ones run.
+DEB_DIR=$(mktemp -d)
+trap 'rm -rf "$DEB_DIR"' EXIT
+KEEPALIVE_DEB=$(deploy/package-deb.sh "$DEB_DIR" | tail -1)
+export KEEPALIVE_DEB
 swift test "$@"
