@@ -9,54 +9,38 @@ import Logging
 /// restarted after a capped backoff.
 final class CommandLineSource: HeartRateTransport, @unchecked Sendable {
     let name = "command"
-    let events: AsyncStream<HeartRateTransportEvent>
-    private let sink: AsyncStream<HeartRateTransportEvent>.Continuation
+    private let thread = TransportThread()
+    var events: AsyncStream<HeartRateTransportEvent> { thread.events }
+    private var sink: AsyncStream<HeartRateTransportEvent>.Continuation { thread.sink }
+    private var shouldStop: Bool { thread.shouldStop }
     private let argv: [String]
     private let maxLineBytes: Int
     private let restartMaxS: Double
     private let logger: Logger
     private let lock = NSLock()
-    private var stopRequested = false
-    private var restartRequested = false
     private var child: pid_t = 0
-    private let finished = DispatchSemaphore(value: 0)
 
     init(argv: [String], maxLineBytes: Int, restartMaxS: Double, logger: Logger) {
         self.argv = argv
         self.maxLineBytes = maxLineBytes
         self.restartMaxS = restartMaxS
         self.logger = logger
-        (events, sink) = AsyncStream.makeStream(of: HeartRateTransportEvent.self, bufferingPolicy: .bufferingNewest(10_000))
     }
 
-    func start() {
-        let thread = Thread { [self] in
-            runLoop()
-            sink.finish()
-            finished.signal()
-        }
-        thread.name = "hr-command"
-        thread.start()
-    }
+    func start() { thread.start(name: "hr-command") { [self] in runLoop() } }
 
     func stop() {
-        let pid = lock.withLock {
-            stopRequested = true
-            return child
-        }
+        thread.requestStop()
+        let pid = lock.withLock { child }
         if pid > 0 { kill(-pid, SIGTERM) }
-        _ = finished.wait(timeout: .now() + 5)
+        thread.waitUntilFinished(seconds: 5)
     }
 
     func reacquire() {
-        let pid = lock.withLock {
-            restartRequested = true
-            return child
-        }
+        thread.requestReacquire()
+        let pid = lock.withLock { child }
         if pid > 0 { kill(-pid, SIGTERM) }
     }
-
-    private var shouldStop: Bool { lock.withLock { stopRequested } }
 
     private func runLoop() {
         var backoff = Backoff(minimum: 1, maximum: restartMaxS)
@@ -65,7 +49,7 @@ final class CommandLineSource: HeartRateTransport, @unchecked Sendable {
             // Close-on-exec, so later children (a restart) do not inherit this pipe.
             guard pipe(&fds) == 0, fcntl(fds[0], F_SETFD, FD_CLOEXEC) == 0, fcntl(fds[1], F_SETFD, FD_CLOEXEC) == 0 else {
                 sink.yield(.failed("pipe: \(String(cString: strerror(errno)))"))
-                pause(seconds: backoff.nextDelay())
+                thread.pause(seconds: backoff.nextDelay())
                 continue
             }
             let arguments = argv.map { strdup($0) } + [nil]
@@ -76,19 +60,17 @@ final class CommandLineSource: HeartRateTransport, @unchecked Sendable {
             guard pid > 0 else {
                 close(fds[0])
                 sink.yield(.failed("cannot start \(argv[0]): \(String(cString: strerror(spawnError)))"))
-                pause(seconds: backoff.nextDelay())
+                thread.pause(seconds: backoff.nextDelay())
                 continue
             }
-            lock.withLock {
-                child = pid
-                restartRequested = false
-            }
+            lock.withLock { child = pid }
+            _ = thread.takeReacquireRequest()  // this start answers any earlier request
             logger.info("heart-rate bridge started", metadata: ["pid": "\(pid)", "command": "\(argv.joined(separator: " "))"])
             sink.yield(.ready)
             let sawData = readUntilEnd(fds[0])
             close(fds[0])
             stopChild(pid)
-            let restarting = lock.withLock { restartRequested }
+            let restarting = thread.takeReacquireRequest()
             if shouldStop { break }
             if sawData || restarting { backoff.reset() }
             let delay = restarting ? 0 : backoff.nextDelay()
@@ -96,7 +78,7 @@ final class CommandLineSource: HeartRateTransport, @unchecked Sendable {
                 logger.warning("heart-rate bridge exited; restarting", metadata: ["in_s": "\(String(format: "%.1f", delay))"])
                 sink.yield(.failed("bridge program exited"))
             }
-            pause(seconds: delay)
+            thread.pause(seconds: delay)
         }
     }
 
@@ -137,16 +119,4 @@ final class CommandLineSource: HeartRateTransport, @unchecked Sendable {
         lock.withLock { child = 0 }
     }
 
-    /// Waits, reporting `.idle` every second: the thread is alive (watchdog) even when waiting.
-    private func pause(seconds: Double) {
-        let deadline = Date().addingTimeInterval(seconds)
-        var lastIdle = Date()
-        while !shouldStop && Date() < deadline {
-            usleep(50_000)
-            if Date().timeIntervalSince(lastIdle) >= 1 {
-                sink.yield(.idle)
-                lastIdle = Date()
-            }
-        }
-    }
 }

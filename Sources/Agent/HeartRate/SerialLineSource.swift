@@ -7,17 +7,15 @@ import Logging
 /// capped backoff until it comes back.
 final class SerialLineSource: HeartRateTransport, @unchecked Sendable {
     let name = "serial"
-    let events: AsyncStream<HeartRateTransportEvent>
-    private let sink: AsyncStream<HeartRateTransportEvent>.Continuation
+    private let thread = TransportThread()
+    var events: AsyncStream<HeartRateTransportEvent> { thread.events }
+    private var sink: AsyncStream<HeartRateTransportEvent>.Continuation { thread.sink }
+    private var shouldStop: Bool { thread.shouldStop }
     private let path: String
     private let speed: speed_t
     private let maxLineBytes: Int
     private let reopenMaxS: Double
     private let logger: Logger
-    private let lock = NSLock()
-    private var stopRequested = false
-    private var reopenRequested = false
-    private let finished = DispatchSemaphore(value: 0)
 
     /// The line speeds termios offers, by baud.
     static let speeds: [Int: speed_t] = [
@@ -33,27 +31,16 @@ final class SerialLineSource: HeartRateTransport, @unchecked Sendable {
         self.maxLineBytes = maxLineBytes
         self.reopenMaxS = reopenMaxS
         self.logger = logger
-        (events, sink) = AsyncStream.makeStream(of: HeartRateTransportEvent.self, bufferingPolicy: .bufferingNewest(10_000))
     }
 
-    func start() {
-        let thread = Thread { [self] in
-            runLoop()
-            sink.finish()
-            finished.signal()
-        }
-        thread.name = "hr-serial"
-        thread.start()
-    }
+    func start() { thread.start(name: "hr-serial") { [self] in runLoop() } }
 
     func stop() {
-        lock.withLock { stopRequested = true }
-        _ = finished.wait(timeout: .now() + 3)
+        thread.requestStop()
+        thread.waitUntilFinished(seconds: 3)
     }
 
-    func reacquire() { lock.withLock { reopenRequested = true } }
-
-    private var shouldStop: Bool { lock.withLock { stopRequested } }
+    func reacquire() { thread.requestReacquire() }
 
     private func runLoop() {
         var backoff = Backoff(minimum: 1, maximum: reopenMaxS)
@@ -66,18 +53,18 @@ final class SerialLineSource: HeartRateTransport, @unchecked Sendable {
                 let reason = "cannot open \(path): \(String(cString: strerror(errno)))"
                 if fd >= 0 { close(fd) }
                 sink.yield(.failed(reason))
-                pause(seconds: backoff.nextDelay())
+                thread.pause(seconds: backoff.nextDelay())
                 continue
             }
             logger.info("serial bridge open", metadata: ["device": "\(path)"])
             sink.yield(.ready)
-            lock.withLock { reopenRequested = false }
+            _ = thread.takeReacquireRequest()  // a request made while closed is answered by this open
             let lost = readUntilClosed(fd, splitter: &splitter)
             close(fd)
             if shouldStop { break }
             if lost {
                 sink.yield(.failed("\(path) went away"))
-                pause(seconds: backoff.nextDelay())
+                thread.pause(seconds: backoff.nextDelay())
             } else {
                 backoff.reset()
             }
@@ -99,7 +86,7 @@ final class SerialLineSource: HeartRateTransport, @unchecked Sendable {
     private func readUntilClosed(_ fd: Int32, splitter: inout LineSplitter) -> Bool {
         var buffer = [UInt8](repeating: 0, count: 4096)
         while !shouldStop {
-            if lock.withLock({ reopenRequested }) { return false }
+            if thread.takeReacquireRequest() { return false }
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let ready = poll(&poller, 1, 250)
             if ready == 0 {
@@ -116,16 +103,4 @@ final class SerialLineSource: HeartRateTransport, @unchecked Sendable {
         return false
     }
 
-    /// Waits, reporting `.idle` every second: the thread is alive (watchdog) even when waiting.
-    private func pause(seconds: Double) {
-        let deadline = Date().addingTimeInterval(seconds)
-        var lastIdle = Date()
-        while !shouldStop && Date() < deadline {
-            usleep(50_000)
-            if Date().timeIntervalSince(lastIdle) >= 1 {
-                sink.yield(.idle)
-                lastIdle = Date()
-            }
-        }
-    }
 }

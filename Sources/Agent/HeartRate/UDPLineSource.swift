@@ -4,37 +4,24 @@ import Foundation
 /// Reads on a thread of its own; `reacquire()` closes and binds the socket again.
 final class UDPLineSource: HeartRateTransport, @unchecked Sendable {
     let name = "udp"
-    let events: AsyncStream<HeartRateTransportEvent>
-    private let sink: AsyncStream<HeartRateTransportEvent>.Continuation
     private let port: Int
-    private let lock = NSLock()
-    private var stopRequested = false
-    private var rebindRequested = false
-    private let finished = DispatchSemaphore(value: 0)
+    private let thread = TransportThread()
+    var events: AsyncStream<HeartRateTransportEvent> { thread.events }
+    private var sink: AsyncStream<HeartRateTransportEvent>.Continuation { thread.sink }
+    private var shouldStop: Bool { thread.shouldStop }
 
     init(port: Int) {
         self.port = port
-        (events, sink) = AsyncStream.makeStream(of: HeartRateTransportEvent.self, bufferingPolicy: .bufferingNewest(10_000))
     }
 
-    func start() {
-        let thread = Thread { [self] in
-            readLoop()
-            sink.finish()
-            finished.signal()
-        }
-        thread.name = "hr-udp"
-        thread.start()
-    }
+    func start() { thread.start(name: "hr-udp") { [self] in readLoop() } }
 
     func stop() {
-        lock.withLock { stopRequested = true }
-        _ = finished.wait(timeout: .now() + 2)
+        thread.requestStop()
+        thread.waitUntilFinished(seconds: 2)
     }
 
-    func reacquire() { lock.withLock { rebindRequested = true } }
-
-    private var shouldStop: Bool { lock.withLock { stopRequested } }
+    func reacquire() { thread.requestReacquire() }
 
     private func readLoop() {
         while !shouldStop {
@@ -51,7 +38,7 @@ final class UDPLineSource: HeartRateTransport, @unchecked Sendable {
             guard fd >= 0, bound == 0 else {
                 sink.yield(.failed("cannot bind 127.0.0.1:\(port): \(String(cString: strerror(errno)))"))
                 close(fd)
-                sleepInterruptibly(seconds: 1)
+                thread.pause(seconds: 1)
                 continue
             }
             var timeout = timeval(tv_sec: 0, tv_usec: 250_000)
@@ -59,10 +46,7 @@ final class UDPLineSource: HeartRateTransport, @unchecked Sendable {
             sink.yield(.ready)
             var buffer = [UInt8](repeating: 0, count: 65_536)
             while !shouldStop {
-                if lock.withLock({ () -> Bool in
-                    defer { rebindRequested = false }
-                    return rebindRequested
-                }) { break }
+                if thread.takeReacquireRequest() { break }
                 let count = recv(fd, &buffer, buffer.count, 0)
                 if count < 0 {
                     if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR {
@@ -79,11 +63,5 @@ final class UDPLineSource: HeartRateTransport, @unchecked Sendable {
             }
             close(fd)
         }
-    }
-
-    private func sleepInterruptibly(seconds: Double) {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !shouldStop && Date() < deadline { usleep(50_000) }
-        sink.yield(.idle)
     }
 }
