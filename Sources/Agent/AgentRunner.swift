@@ -115,6 +115,10 @@ struct AgentRunner {
                     .init(service: writer),
                     .init(service: status),
                     .init(service: location),
+                    .init(service: HealthPublisher(
+                        topicRoot: config.topicRoot, settings: AggregateSettings(config: config),
+                        todayIntervalS: config.schedule.todayIntervalS, dailyGraceS: config.schedule.dailyGraceS,
+                        store: store, writer: writer, clock: clock, logger: Logger(label: "keepalive.health"))),
                     .init(service: WatchdogService(
                         notifier: SystemdNotifier(), heartbeats: heartbeats, board: board, logger: Logger(label: "keepalive.watchdog"))),
                     .init(service: RetentionService(

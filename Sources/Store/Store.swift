@@ -276,47 +276,125 @@ public actor Store {
     // MARK: - Reading
 
     /// Fixes with `fromMs <= ts_ms < toMs`, in time order (a local day: `LocalDay.bounds`).
-    public func fixes(fromMs: Int64, toMs: Int64) throws -> [StoredFix] {
+    /// `upTo` leaves out rows stored after a `RowCursor` was taken.
+    /// Streams them instead, for a whole day without holding it in memory.
+    public func forEachFix(fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredFix) throws -> Void) throws {
         let statement = try db.statement(
             """
             SELECT ts_ms, received_ms, lat, lon, alt_hae, alt_msl, speed, track, climb, eph, epv, mode, satellites,
-                   time_source
-            FROM fix WHERE ts_ms >= ? AND ts_ms < ? ORDER BY ts_ms
+                   time_source, id
+            FROM fix WHERE ts_ms >= ? AND ts_ms < ? AND id <= ? ORDER BY ts_ms
             """
-        ).bind(.integer(fromMs), .integer(toMs))
+        ).bind(.integer(fromMs), .integer(toMs), .integer(cursor?.fixID ?? .max))
+        defer { statement.reset() }
+        while try statement.step() { try body(Self.fix(from: statement)) }
+    }
+
+    public func fixes(fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil) throws -> [StoredFix] {
         var fixes: [StoredFix] = []
-        while try statement.step() {
-            fixes.append(
-                StoredFix(
-                    timeMs: statement.int64(0), receivedMs: statement.int64(1), lat: statement.double(2),
-                    lon: statement.double(3), altHAE: statement.optionalDouble(4), altMSL: statement.optionalDouble(5),
-                    speed: statement.optionalDouble(6), track: statement.optionalDouble(7),
-                    climb: statement.optionalDouble(8), eph: statement.optionalDouble(9), epv: statement.optionalDouble(10),
-                    mode: statement.int(11), satellites: statement.optionalInt(12), timeSource: statement.text(13)))
-        }
+        try forEachFix(fromMs: fromMs, toMs: toMs, upTo: cursor) { fixes.append($0) }
         return fixes
     }
 
     /// Heart-rate notifications with `fromMs <= ts_ms < toMs`, in time order, with their RR intervals.
-    public func heartRates(fromMs: Int64, toMs: Int64) throws -> [StoredHeartRate] {
+    public func forEachHeartRate(
+        fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredHeartRate) throws -> Void
+    ) throws {
         let statement = try db.statement(
             """
             SELECT s.sensor, s.ts_ms, s.received_ms, s.bpm, s.contact, s.energy_kj, s.valid, s.raw,
                    (SELECT group_concat(rr_1024) FROM (SELECT rr_1024 FROM rr_interval r WHERE r.sample_id = s.id
-                                                       ORDER BY position))
-            FROM hr_sample s WHERE s.ts_ms >= ? AND s.ts_ms < ? ORDER BY s.ts_ms, s.sensor
+                                                       ORDER BY position)), s.id
+            FROM hr_sample s WHERE s.ts_ms >= ? AND s.ts_ms < ? AND s.id <= ? ORDER BY s.ts_ms, s.sensor
             """
-        ).bind(.integer(fromMs), .integer(toMs))
+        ).bind(.integer(fromMs), .integer(toMs), .integer(cursor?.heartRateID ?? .max))
+        defer { statement.reset() }
+        while try statement.step() { try body(Self.heartRate(from: statement)) }
+    }
+
+    public func heartRates(fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil) throws -> [StoredHeartRate] {
         var samples: [StoredHeartRate] = []
-        while try statement.step() {
-            let rr = statement.optionalText(8)?.split(separator: ",").compactMap { Int($0) } ?? []
-            samples.append(
-                StoredHeartRate(
-                    sensor: statement.text(0), timeMs: statement.int64(1), receivedMs: statement.int64(2),
-                    bpm: statement.int(3), contact: statement.int(4), energyKJ: statement.optionalInt(5),
-                    valid: statement.int(6) != 0, raw: statement.blob(7), rrIntervals: rr))
-        }
+        try forEachHeartRate(fromMs: fromMs, toMs: toMs, upTo: cursor) { samples.append($0) }
         return samples
+    }
+
+    /// Where the newest stored rows are: what `rows(after:)` continues from.
+    public func rowCursor() throws -> RowCursor {
+        RowCursor(
+            fixID: try db.scalarInt("SELECT coalesce(max(id), 0) FROM fix") ?? 0,
+            heartRateID: try db.scalarInt("SELECT coalesce(max(id), 0) FROM hr_sample") ?? 0)
+    }
+
+    /// Rows stored after `cursor`, in the order they were stored (not time order: a bridge
+    /// backlog arrives late), at most `limit` of each kind, and the cursor after them. This is
+    /// how the running day aggregates see new data without reading the day again.
+    public func rows(after cursor: RowCursor, limit: Int) throws -> (fixes: [StoredFix], heartRates: [StoredHeartRate], cursor: RowCursor) {
+        var next = cursor
+        // Ids are only handed out upwards while rows exist; an emptied table starts again at 1.
+        let current = try rowCursor()
+        if current.fixID < next.fixID { next.fixID = 0 }
+        if current.heartRateID < next.heartRateID { next.heartRateID = 0 }
+        let fixStatement = try db.statement(
+            """
+            SELECT ts_ms, received_ms, lat, lon, alt_hae, alt_msl, speed, track, climb, eph, epv, mode, satellites,
+                   time_source, id
+            FROM fix WHERE id > ? ORDER BY id LIMIT ?
+            """
+        ).bind(.integer(next.fixID), .integer(Int64(limit)))
+        var fixes: [StoredFix] = []
+        while try fixStatement.step() {
+            fixes.append(Self.fix(from: fixStatement))
+            next.fixID = fixStatement.int64(14)
+        }
+        let heartRateStatement = try db.statement(
+            """
+            SELECT s.sensor, s.ts_ms, s.received_ms, s.bpm, s.contact, s.energy_kj, s.valid, s.raw,
+                   (SELECT group_concat(rr_1024) FROM (SELECT rr_1024 FROM rr_interval r WHERE r.sample_id = s.id
+                                                       ORDER BY position)), s.id
+            FROM hr_sample s WHERE s.id > ? ORDER BY s.id LIMIT ?
+            """
+        ).bind(.integer(next.heartRateID), .integer(Int64(limit)))
+        var heartRates: [StoredHeartRate] = []
+        while try heartRateStatement.step() {
+            heartRates.append(Self.heartRate(from: heartRateStatement))
+            next.heartRateID = heartRateStatement.int64(9)
+        }
+        return (fixes, heartRates, next)
+    }
+
+    /// Whether any fix or heart-rate notification lies in `[fromMs, toMs)`.
+    public func hasRawData(fromMs: Int64, toMs: Int64) throws -> Bool {
+        for sql: StaticString in [
+            "SELECT EXISTS (SELECT 1 FROM fix WHERE ts_ms >= ? AND ts_ms < ?)",
+            "SELECT EXISTS (SELECT 1 FROM hr_sample WHERE ts_ms >= ? AND ts_ms < ?)",
+        ] {
+            let statement = try db.statement(sql).bind(.integer(fromMs), .integer(toMs))
+            defer { statement.reset() }
+            if try statement.step(), statement.int(0) != 0 { return true }
+        }
+        return false
+    }
+
+    private static func fix(from statement: SQLiteStatement) -> StoredFix {
+        StoredFix(
+            timeMs: statement.int64(0), receivedMs: statement.int64(1), lat: statement.double(2),
+            lon: statement.double(3), altHAE: statement.optionalDouble(4), altMSL: statement.optionalDouble(5),
+            speed: statement.optionalDouble(6), track: statement.optionalDouble(7),
+            climb: statement.optionalDouble(8), eph: statement.optionalDouble(9), epv: statement.optionalDouble(10),
+            mode: statement.int(11), satellites: statement.optionalInt(12), timeSource: statement.text(13))
+    }
+
+    private static func heartRate(from statement: SQLiteStatement) -> StoredHeartRate {
+        let rr = statement.optionalText(8)?.split(separator: ",").compactMap { Int($0) } ?? []
+        return StoredHeartRate(
+            sensor: statement.text(0), timeMs: statement.int64(1), receivedMs: statement.int64(2),
+            bpm: statement.int(3), contact: statement.int(4), energyKJ: statement.optionalInt(5),
+            valid: statement.int(6) != 0, raw: statement.blob(7), rrIntervals: rr)
+    }
+
+    /// The newest day with a final aggregate (dates sort as text).
+    public func latestFinalAggregateDate() throws -> String? {
+        try db.scalarText("SELECT date FROM day_aggregate WHERE final = 1 ORDER BY date DESC LIMIT 1")
     }
 
     public func saveDayAggregate(_ aggregate: StoredDayAggregate) throws {

@@ -131,3 +131,14 @@ public struct StoredDayAggregate: Sendable, Equatable {
         self.publishedPayload = publishedPayload
     }
 }
+
+/// The newest fix and heart-rate row ids seen: where reading new rows continues.
+public struct RowCursor: Sendable, Equatable {
+    public var fixID: Int64
+    public var heartRateID: Int64
+
+    public init(fixID: Int64 = 0, heartRateID: Int64 = 0) {
+        self.fixID = fixID
+        self.heartRateID = heartRateID
+    }
+}

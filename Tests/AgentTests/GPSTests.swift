@@ -12,10 +12,27 @@ struct GPSTests {
         let broker = try MosquittoBroker()
         let capture = Tools.fixture("gpsd/bu353s4.log")
         let gps = try await GPSFake(capture: capture, cycle: 0.1, once: true, linger: 1)
+        let today = try await MQTTSubscriber(port: broker.port, filter: "keepalive/testpi/health/today")
         // The system clock counts as unsynchronised: fixes keep gpsd's own time.
         let agent = try AgentProcess(brokerPort: broker.port, gpsPort: gps.port, gpsFixTimeout: 30,
+                                     extraConfig: "[schedule]\ntoday_interval_s = 1\n",
                                      environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "0"])
         _ = await gps.process.waitForExit(timeout: 60)
+        // The day is cut on GPS time when the system clock is not synchronised (gpsd dates this
+        // capture to 2034); the parked receiver's wander adds no distance.
+        let summary: MQTTSubscriber.Message
+        do {
+            summary = try await today.waitFor(timeout: 45, "health/today with the capture's fixes") {
+                ($0.json?["location"] as? [String: Any])?["fixes"] as? Int ?? 0 >= 10
+            }
+        } catch {
+            Issue.record("\(error)\nagent log:\n\(agent.log.suffix(3000))")
+            throw error
+        }
+        let location = try #require(summary.json?["location"] as? [String: Any])
+        #expect(location["distance_m"] as? Double ?? .infinity < 10)
+        #expect(location["bbox"] as? [Double] != nil)
+        #expect((summary.json?["date"] as? String)?.hasPrefix("2034-") == true, "\(summary)")
         #expect(agent.stop() == 0, "\(agent.log)")
 
         let expected = try GPSDExpected.positions(chk: capture + ".chk")

@@ -34,9 +34,10 @@ struct HeartRateUDPTests {
         UDPSender.send(port: port, lines: ["garbage", #"{"sensor":"x","raw":"zz"}"#, #"{"sensor":"x","raw":"10"}"#])
         // The agent rebinds its socket when the bridge is silent (stall_timeout 1 s here); a
         // datagram sent in that instant is lost, as UDP is: resend the marker until it is stored.
-        try await Wait.until(timeout: 10, "the marker stored") {
+        try await Wait.until(timeout: 10, "the marker stored and the garbage reported") {
             if count() != 301 { UDPSender.send(port: port, lines: [fixture[300]]) }
-            return count() == 301
+            if !agent.log.contains("dropped a malformed heart-rate message") { UDPSender.send(port: port, lines: ["garbage"]) }
+            return count() == 301 && agent.log.contains("dropped a malformed heart-rate message")
         }
         #expect(count() == 301)
         #expect(agent.log.contains("dropped a malformed heart-rate message"))

@@ -1,0 +1,98 @@
+import Foundation
+import Store
+
+/// What the day aggregates are computed with: from `[hr] stall_timeout_s`, `[health]` and
+/// `[schedule] location_interval_s`.
+struct AggregateSettings: Sendable, Equatable {
+    var timeZone: TimeZone
+    /// As configured: Foundation calls "UTC" "GMT", and the payload echoes the user's name.
+    var zoneName: String
+    var gapLimitMs: Int64
+    var zones: HeartRateZones
+    var locationIntervalS: Int
+
+    init(config: AgentConfig) {
+        timeZone = TimeZone(identifier: config.device.timezone) ?? .current
+        zoneName = config.device.timezone
+        gapLimitMs = Int64(config.hr.stallTimeoutS * 1000)
+        zones = HeartRateZones(maxHR: config.health.maxHR, restingHR: config.health.restingHR)
+        locationIntervalS = config.schedule.locationIntervalS
+    }
+
+    init(timeZone: TimeZone, zoneName: String? = nil, gapLimitMs: Int64, zones: HeartRateZones, locationIntervalS: Int) {
+        self.timeZone = timeZone
+        self.zoneName = zoneName ?? timeZone.identifier
+        self.gapLimitMs = gapLimitMs
+        self.zones = zones
+        self.locationIntervalS = locationIntervalS
+    }
+}
+
+/// One local day's health aggregate, built incrementally from samples in time order.
+struct DayAggregate: Sendable {
+    let day: LocalDay
+    let zoneName: String
+    private(set) var heartRate: HeartRateAccumulator
+    private(set) var location: LocationAccumulator
+
+    init(day: LocalDay, settings: AggregateSettings) {
+        self.day = day
+        zoneName = settings.zoneName
+        heartRate = HeartRateAccumulator(gapLimitMs: settings.gapLimitMs, zones: settings.zones)
+        location = LocationAccumulator(intervalS: settings.locationIntervalS)
+    }
+
+    /// False for a sample older than one already added (the day must be rebuilt).
+    mutating func add(_ fix: StoredFix) -> Bool { location.add(fix) }
+    mutating func add(_ sample: StoredHeartRate) -> Bool { heartRate.add(sample) }
+
+    var hasData: Bool { heartRate.samples > 0 || location.fixes > 0 }
+
+    /// The aggregate as of `nowMs` (slots are counted up to it while the day runs).
+    func document(final: Bool, nowMs: Int64) -> HealthDocument {
+        let bounds = day.boundsMs
+        let slotsUntil = final ? bounds.end : min(bounds.end, nowMs + 1)
+        return HealthDocument(
+            head: [
+                ("date", .string(day.description)),
+                ("tz", .string(zoneName)),
+                ("from", .string(ISO8601.formatLocal(day.start, timeZone: day.timeZone))),
+                ("to", .string(ISO8601.formatLocal(day.end, timeZone: day.timeZone))),
+                ("final", .bool(final)),
+            ],
+            body: [
+                ("heart_rate", heartRate.json),
+                ("location", location.json(slots: location.slots(fromMs: bounds.start, toMs: slotsUntil))),
+                ("steps", .null),
+                ("sleep_s", .null),
+            ])
+    }
+
+    /// The day rebuilt from the store: rows in time order, stored up to `cursor`. Streams the
+    /// rows, so a day of 1 Hz data is never held in memory.
+    static func rebuild(_ day: LocalDay, settings: AggregateSettings, store: Store, upTo cursor: RowCursor?) async throws -> DayAggregate {
+        let bounds = day.boundsMs
+        var heartRate = HeartRateAccumulator(gapLimitMs: settings.gapLimitMs, zones: settings.zones)
+        try await store.forEachHeartRate(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = heartRate.add($0) }
+        var location = LocationAccumulator(intervalS: settings.locationIntervalS)
+        try await store.forEachFix(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = location.add($0) }
+        var aggregate = DayAggregate(day: day, settings: settings)
+        aggregate.heartRate = heartRate
+        aggregate.location = location
+        return aggregate
+    }
+}
+
+/// A health aggregate payload, kept apart from its `seq` so two versions can be compared
+/// ("did late data change the day?") and the seq set when it is queued.
+struct HealthDocument: Sendable {
+    var head: [(String, JSONValue)]
+    var body: [(String, JSONValue)]
+
+    /// Without seq: what is stored and compared.
+    var canonicalText: String { JSONValue.object(head + body).text }
+
+    func json(seq: Int64?) -> JSONValue {
+        .object(head + (seq.map { [("seq", JSONValue.int($0))] } ?? []) + body)
+    }
+}

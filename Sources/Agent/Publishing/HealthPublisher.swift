@@ -1,0 +1,224 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import Store
+
+/// Publishes `<root>/health/today` (the running aggregate of the current local day, retained,
+/// on change, at most every `today_interval_s`) and `<root>/health/daily/<date>` (retained,
+/// once the day has ended plus `daily_grace_s`, and again whenever late data changes it).
+///
+/// Incremental: every few seconds it reads only the rows stored since its cursor and folds them
+/// into the open days (today, and yesterday during its grace time). A row for an older day (a
+/// bridge backlog, a replay) marks that day for a rebuild from the store; so does a row older
+/// than what an open day has already folded in. At start it rebuilds the open days once and
+/// publishes the days that ended while the agent was off.
+///
+/// Days are cut on a clock it trusts: the system clock once synchronised, or before that the
+/// system clock corrected by the newest GPS-timed fix. With neither it waits.
+actor HealthPublisher: Service, CustomStringConvertible {
+    private let topicRoot: String
+    private let settings: AggregateSettings
+    private let todayInterval: Duration
+    private let dailyGraceMs: Int64
+    private let store: Store
+    private let writer: SampleWriter
+    private let clock: any SystemClock
+    private let pollInterval: Duration
+    private let logger: Logger
+
+    private var cursor = RowCursor()
+    private var openDays: [LocalDay: DayAggregate] = [:]
+    /// Finished days that got late rows (or open days that got rows out of order).
+    private var staleDays: Set<LocalDay> = []
+    private var lastToday: (text: String, at: ContinuousClock.Instant)?
+    private var lastDaily: [LocalDay: ContinuousClock.Instant] = [:]
+
+    /// Days further back than this are not caught up at start (nor rebuilt for late data).
+    static let maximumCatchUpDays = 400
+    static let rowsPerRead = 5000
+
+    init(
+        topicRoot: String, settings: AggregateSettings, todayIntervalS: Int, dailyGraceS: Int, store: Store,
+        writer: SampleWriter, clock: any SystemClock, pollInterval: Duration = .seconds(2), logger: Logger
+    ) {
+        self.topicRoot = topicRoot
+        self.settings = settings
+        todayInterval = .seconds(todayIntervalS)
+        dailyGraceMs = Int64(dailyGraceS) * 1000
+        self.store = store
+        self.writer = writer
+        self.clock = clock
+        self.pollInterval = pollInterval
+        self.logger = logger
+    }
+
+    nonisolated var description: String { "HealthPublisher" }
+
+    func run() async throws {
+        var now = await trustedNow()
+        while now == nil {
+            guard await sleepUnlessShuttingDown(for: .seconds(5)) else { return }
+            now = await trustedNow()
+        }
+        guard let startTime = now else { return }
+        do {
+            try await start(at: startTime)
+        } catch {
+            logger.error("cannot read the store to build the day aggregates", metadata: ["error": "\(error)"])
+        }
+        while await sleepUnlessShuttingDown(for: pollInterval) {
+            guard let now = await trustedNow() else { continue }
+            do {
+                try await tick(at: now)
+            } catch {
+                logger.warning("health aggregates not updated", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    // MARK: - Steps
+
+    private func start(at now: Date) async throws {
+        cursor = try await store.rowCursor()
+        let today = LocalDay(containing: now, timeZone: settings.timeZone)
+        try await open(today)
+        let yesterday = today.previous
+        if try await store.dayAggregate(date: yesterday.description)?.final != true, !isPastGrace(yesterday, now: now) {
+            try await open(yesterday)
+        }
+        try await catchUp(before: today, now: now)
+    }
+
+    /// Publishes the finished days with data and no final aggregate: the agent was off when
+    /// they ended. From the day after the newest final aggregate (or the oldest data) on.
+    private func catchUp(before today: LocalDay, now: Date) async throws {
+        var day: LocalDay
+        if let latest = try await store.latestFinalAggregateDate(), let parsed = LocalDay(latest, timeZone: settings.timeZone) {
+            day = parsed.next
+        } else if let oldestMs = try await store.oldestRawTimeMs() {
+            day = LocalDay(containing: Date(timeIntervalSince1970: Double(oldestMs) / 1000), timeZone: settings.timeZone)
+        } else {
+            return
+        }
+        let earliest = Self.day(today, minus: Self.maximumCatchUpDays)
+        if day < earliest { day = earliest }
+        var published = 0
+        while day < today, openDays[day] == nil, isPastGrace(day, now: now) {
+            let bounds = day.boundsMs
+            if try await store.hasRawData(fromMs: bounds.start, toMs: bounds.end) {
+                let aggregate = try await DayAggregate.rebuild(day, settings: settings, store: store, upTo: cursor)
+                if try await publishDaily(aggregate, nowMs: Self.ms(now)) { published += 1 }
+            }
+            day = day.next
+        }
+        if published > 0 { logger.info("published the days that ended while the agent was off", metadata: ["days": "\(published)"]) }
+    }
+
+    private func tick(at now: Date) async throws {
+        try await readNewRows()
+        let nowMs = Self.ms(now)
+        let today = LocalDay(containing: now, timeZone: settings.timeZone)
+        if openDays[today] == nil { try await open(today) }
+
+        for day in staleDays.sorted() where openDays[day] != nil {
+            try await open(day)
+            staleDays.remove(day)
+        }
+        for (day, aggregate) in openDays where day != today && isPastGrace(day, now: now) {
+            _ = try await publishDaily(aggregate, nowMs: nowMs)
+            openDays[day] = nil
+        }
+        // Late data for a finished day: rebuilt and republished if it changed, at most once per
+        // today_interval_s per day while a backlog streams in.
+        for day in staleDays.sorted() where day < today && openDays[day] == nil {
+            if let last = lastDaily[day], ContinuousClock.now - last < todayInterval { continue }
+            let aggregate = try await DayAggregate.rebuild(day, settings: settings, store: store, upTo: cursor)
+            if try await publishDaily(aggregate, nowMs: nowMs) {
+                logger.info("late data changed a finished day; republished", metadata: ["date": "\(day)"])
+            }
+            staleDays.remove(day)
+        }
+        if let aggregate = openDays[today] { try await publishToday(aggregate, nowMs: nowMs) }
+    }
+
+    /// Folds the rows stored since the cursor into the open days; rows for other days, or out of
+    /// order, mark their day stale.
+    private func readNewRows() async throws {
+        while true {
+            let batch = try await store.rows(after: cursor, limit: Self.rowsPerRead)
+            cursor = batch.cursor
+            for fix in batch.fixes { fold(timeMs: fix.timeMs) { $0.add(fix) } }
+            for sample in batch.heartRates { fold(timeMs: sample.timeMs) { $0.add(sample) } }
+            if batch.fixes.count < Self.rowsPerRead && batch.heartRates.count < Self.rowsPerRead { return }
+        }
+    }
+
+    private func fold(timeMs: Int64, _ add: (inout DayAggregate) -> Bool) {
+        let day = LocalDay(containing: Date(timeIntervalSince1970: Double(timeMs) / 1000), timeZone: settings.timeZone)
+        if var aggregate = openDays[day] {
+            if staleDays.contains(day) { return }  // rebuilt from the store anyway
+            if add(&aggregate) {
+                openDays[day] = aggregate
+            } else {
+                staleDays.insert(day)
+            }
+        } else {
+            staleDays.insert(day)
+        }
+    }
+
+    private func open(_ day: LocalDay) async throws {
+        openDays[day] = try await DayAggregate.rebuild(day, settings: settings, store: store, upTo: cursor)
+    }
+
+    // MARK: - Publishing
+
+    private func publishToday(_ aggregate: DayAggregate, nowMs: Int64) async throws {
+        let document = aggregate.document(final: false, nowMs: nowMs)
+        let text = document.canonicalText
+        if let lastToday {
+            guard lastToday.text != text, ContinuousClock.now - lastToday.at >= todayInterval else { return }
+        }
+        try await writer.publish([
+            OutboxDraft(topic: "\(topicRoot)/health/today", retain: true, supersedable: true) { seq in document.json(seq: seq).bytes }
+        ])
+        lastToday = (text, .now)
+    }
+
+    /// Queues `health/daily/<date>` unless the same aggregate was published before; true when queued.
+    @discardableResult
+    private func publishDaily(_ aggregate: DayAggregate, nowMs: Int64) async throws -> Bool {
+        let date = aggregate.day.description
+        let document = aggregate.document(final: true, nowMs: nowMs)
+        let text = document.canonicalText
+        let previous = try await store.dayAggregate(date: date)
+        guard previous?.publishedPayload != text else { return false }
+        // Queued first, recorded second: a crash in between publishes it again, never not at all.
+        try await writer.publish([
+            OutboxDraft(topic: "\(topicRoot)/health/daily/\(date)", retain: true) { seq in document.json(seq: seq).bytes }
+        ])
+        try await store.saveDayAggregate(StoredDayAggregate(
+            date: date, tz: settings.zoneName, payload: text, final: true, updatedMs: nowMs, publishedPayload: text))
+        lastDaily[aggregate.day] = .now
+        return true
+    }
+
+    // MARK: - Time
+
+    private func isPastGrace(_ day: LocalDay, now: Date) -> Bool {
+        Self.ms(now) >= day.boundsMs.end + dailyGraceMs
+    }
+
+    private func trustedNow() async -> Date? {
+        let now = clock.now()
+        if clock.isSynchronised() { return now }
+        guard let fix = await writer.latestFix, fix.timeSource == "gps" else { return nil }
+        return now.addingTimeInterval(Double(fix.timeMs - fix.receivedMs) / 1000)
+    }
+
+    private static func ms(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+
+    private static func day(_ day: LocalDay, minus days: Int) -> LocalDay {
+        LocalDay(containing: day.start.addingTimeInterval(-Double(days) * 86_400 + 43_200), timeZone: day.timeZone)
+    }
+}
