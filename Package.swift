@@ -58,7 +58,7 @@ let package = Package(
         // Test support: real mosquitto, gpsd via gpsfake, the agent binary, MQTT clients.
         .target(name: "TestKit", path: "Tests/TestKit"),
         .testTarget(name: "TestKitTests", dependencies: ["TestKit"]),
-        .testTarget(name: "AgentTests", dependencies: ["Agent", "Store", "TestKit"]),
+        .testTarget(name: "AgentTests", dependencies: ["Agent", "Bus", "Store", "TestKit"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestKit"]),
         .testTarget(name: "BusTests", dependencies: ["Bus", "TestKit"]),
     ],

@@ -86,6 +86,15 @@ struct AgentRunner {
                 topicRoot: config.topicRoot, onFirstFix: { await location.firstFix() }, heartbeats: heartbeats,
                 logger: Logger(label: "keepalive.gps"))))
         }
+        let settings = AggregateSettings(config: config)
+        let health = HealthPublisher(
+            topicRoot: config.topicRoot, settings: settings, todayIntervalS: config.schedule.todayIntervalS,
+            dailyGraceS: config.schedule.dailyGraceS, store: store, writer: writer, clock: clock,
+            logger: Logger(label: "keepalive.health"))
+        let queries = QueryService(
+            config: config, client: client, settings: settings, todayHealth: { await health.todayDocument() },
+            logger: Logger(label: "keepalive.query"))
+        busHandlers += queries.filters.map { (filter: $0, handle: { @Sendable message in queries.receive(message) }) }
         let status = StatusReporter(
             topic: statusTopic, interval: .seconds(config.schedule.statusIntervalS), store: store, board: board,
             drain: drain, client: client, since: since, logger: Logger(label: "keepalive.status"))
@@ -115,10 +124,8 @@ struct AgentRunner {
                     .init(service: writer),
                     .init(service: status),
                     .init(service: location),
-                    .init(service: HealthPublisher(
-                        topicRoot: config.topicRoot, settings: AggregateSettings(config: config),
-                        todayIntervalS: config.schedule.todayIntervalS, dailyGraceS: config.schedule.dailyGraceS,
-                        store: store, writer: writer, clock: clock, logger: Logger(label: "keepalive.health"))),
+                    .init(service: health),
+                    .init(service: queries),
                     .init(service: WatchdogService(
                         notifier: SystemdNotifier(), heartbeats: heartbeats, board: board, logger: Logger(label: "keepalive.watchdog"))),
                     .init(service: RetentionService(

@@ -279,15 +279,7 @@ public actor Store {
     /// `upTo` leaves out rows stored after a `RowCursor` was taken.
     /// Streams them instead, for a whole day without holding it in memory.
     public func forEachFix(fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredFix) throws -> Void) throws {
-        let statement = try db.statement(
-            """
-            SELECT ts_ms, received_ms, lat, lon, alt_hae, alt_msl, speed, track, climb, eph, epv, mode, satellites,
-                   time_source, id
-            FROM fix WHERE ts_ms >= ? AND ts_ms < ? AND id <= ? ORDER BY ts_ms
-            """
-        ).bind(.integer(fromMs), .integer(toMs), .integer(cursor?.fixID ?? .max))
-        defer { statement.reset() }
-        while try statement.step() { try body(Self.fix(from: statement)) }
+        try db.forEachFix(fromMs: fromMs, toMs: toMs, upTo: cursor, body)
     }
 
     public func fixes(fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil) throws -> [StoredFix] {
@@ -300,16 +292,7 @@ public actor Store {
     public func forEachHeartRate(
         fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredHeartRate) throws -> Void
     ) throws {
-        let statement = try db.statement(
-            """
-            SELECT s.sensor, s.ts_ms, s.received_ms, s.bpm, s.contact, s.energy_kj, s.valid, s.raw,
-                   (SELECT group_concat(rr_1024) FROM (SELECT rr_1024 FROM rr_interval r WHERE r.sample_id = s.id
-                                                       ORDER BY position)), s.id
-            FROM hr_sample s WHERE s.ts_ms >= ? AND s.ts_ms < ? AND s.id <= ? ORDER BY s.ts_ms, s.sensor
-            """
-        ).bind(.integer(fromMs), .integer(toMs), .integer(cursor?.heartRateID ?? .max))
-        defer { statement.reset() }
-        while try statement.step() { try body(Self.heartRate(from: statement)) }
+        try db.forEachHeartRate(fromMs: fromMs, toMs: toMs, upTo: cursor, body)
     }
 
     public func heartRates(fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil) throws -> [StoredHeartRate] {
@@ -343,7 +326,7 @@ public actor Store {
         ).bind(.integer(next.fixID), .integer(Int64(limit)))
         var fixes: [StoredFix] = []
         while try fixStatement.step() {
-            fixes.append(Self.fix(from: fixStatement))
+            fixes.append(SQLiteConnection.fix(from: fixStatement))
             next.fixID = fixStatement.int64(14)
         }
         let heartRateStatement = try db.statement(
@@ -356,7 +339,7 @@ public actor Store {
         ).bind(.integer(next.heartRateID), .integer(Int64(limit)))
         var heartRates: [StoredHeartRate] = []
         while try heartRateStatement.step() {
-            heartRates.append(Self.heartRate(from: heartRateStatement))
+            heartRates.append(SQLiteConnection.heartRate(from: heartRateStatement))
             next.heartRateID = heartRateStatement.int64(9)
         }
         return (fixes, heartRates, next)
@@ -364,32 +347,11 @@ public actor Store {
 
     /// Whether any fix or heart-rate notification lies in `[fromMs, toMs)`.
     public func hasRawData(fromMs: Int64, toMs: Int64) throws -> Bool {
-        for sql: StaticString in [
-            "SELECT EXISTS (SELECT 1 FROM fix WHERE ts_ms >= ? AND ts_ms < ?)",
-            "SELECT EXISTS (SELECT 1 FROM hr_sample WHERE ts_ms >= ? AND ts_ms < ?)",
-        ] {
-            let statement = try db.statement(sql).bind(.integer(fromMs), .integer(toMs))
-            defer { statement.reset() }
-            if try statement.step(), statement.int(0) != 0 { return true }
-        }
-        return false
+        try db.hasRawData(fromMs: fromMs, toMs: toMs)
     }
 
-    private static func fix(from statement: SQLiteStatement) -> StoredFix {
-        StoredFix(
-            timeMs: statement.int64(0), receivedMs: statement.int64(1), lat: statement.double(2),
-            lon: statement.double(3), altHAE: statement.optionalDouble(4), altMSL: statement.optionalDouble(5),
-            speed: statement.optionalDouble(6), track: statement.optionalDouble(7),
-            climb: statement.optionalDouble(8), eph: statement.optionalDouble(9), epv: statement.optionalDouble(10),
-            mode: statement.int(11), satellites: statement.optionalInt(12), timeSource: statement.text(13))
-    }
-
-    private static func heartRate(from statement: SQLiteStatement) -> StoredHeartRate {
-        let rr = statement.optionalText(8)?.split(separator: ",").compactMap { Int($0) } ?? []
-        return StoredHeartRate(
-            sensor: statement.text(0), timeMs: statement.int64(1), receivedMs: statement.int64(2),
-            bpm: statement.int(3), contact: statement.int(4), energyKJ: statement.optionalInt(5),
-            valid: statement.int(6) != 0, raw: statement.blob(7), rrIntervals: rr)
+    public func dayAggregate(date: String) throws -> StoredDayAggregate? {
+        try db.dayAggregate(date: date)
     }
 
     /// The newest day with a final aggregate (dates sort as text).
@@ -408,17 +370,6 @@ public actor Store {
             .text(aggregate.date), .text(aggregate.tz), .text(aggregate.payload), .integer(aggregate.final ? 1 : 0),
             .integer(aggregate.updatedMs), aggregate.publishedPayload.map { .text($0) }
         ).run()
-    }
-
-    public func dayAggregate(date: String) throws -> StoredDayAggregate? {
-        let statement = try db.statement(
-            "SELECT date, tz, payload, final, updated_ms, published_payload FROM day_aggregate WHERE date = ?"
-        ).bind(.text(date))
-        defer { statement.reset() }  // a statement left mid-result holds its read transaction open
-        guard try statement.step() else { return nil }
-        return StoredDayAggregate(
-            date: statement.text(0), tz: statement.text(1), payload: statement.text(2), final: statement.int(3) != 0,
-            updatedMs: statement.int64(4), publishedPayload: statement.optionalText(5))
     }
 
     // MARK: - Retention and size

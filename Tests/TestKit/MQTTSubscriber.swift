@@ -6,6 +6,11 @@ public final class MQTTSubscriber: @unchecked Sendable {
         public let topic: String
         public let retained: Bool
         public let payload: String
+        /// MQTT v5 properties as mosquitto_sub prints them (empty when absent).
+        public var contentType: String = ""
+        public var correlationData: String = ""
+        /// `key:value` pairs.
+        public var userProperties: String = ""
         public var description: String { "\(topic) \(retained ? "(retained) " : "")\(payload)" }
 
         /// The payload as a JSON object, or nil.
@@ -21,7 +26,7 @@ public final class MQTTSubscriber: @unchecked Sendable {
     public init(port: Int, filter: String, clientID: String? = nil, persistent: Bool = false, protocolVersion: String = "5",
                 extraArguments: [String] = []) async throws {
         var arguments = ["-d", "-h", "127.0.0.1", "-p", "\(port)", "-t", filter, "-q", "1", "-V", protocolVersion, "-v",
-                         "-F", "%t\(Self.separator)%r\(Self.separator)%p"]
+                         "-F", "%t\(Self.separator)%r\(Self.separator)%C\(Self.separator)%D\(Self.separator)%P\(Self.separator)%p"]
         if let clientID { arguments += ["-i", clientID] }
         if persistent { arguments += ["-c"] + (protocolVersion == "5" ? ["-x", "3600"] : []) }
         // stdbuf: mosquitto_sub's stdout is a pipe here, which libc would otherwise buffer.
@@ -36,8 +41,10 @@ public final class MQTTSubscriber: @unchecked Sendable {
     public var messages: [Message] {
         process.lines.compactMap { line in
             let parts = line.components(separatedBy: Self.separator)
-            guard parts.count >= 3 else { return nil }
-            return Message(topic: parts[0], retained: parts[1] == "1", payload: parts[2...].joined(separator: Self.separator))
+            guard parts.count >= 6 else { return nil }
+            return Message(
+                topic: parts[0], retained: parts[1] == "1", payload: parts[5...].joined(separator: Self.separator),
+                contentType: parts[2], correlationData: parts[3], userProperties: parts[4])
         }
     }
 

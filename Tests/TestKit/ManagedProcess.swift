@@ -64,6 +64,7 @@ public final class ManagedProcess: @unchecked Sendable {
                 if count <= 0 { break }
                 buffer.append(Data(chunk[0..<count]))
             }
+            buffer.markClosed()
             close(readFD)
         }
         reader.start()
@@ -137,6 +138,9 @@ public final class ManagedProcess: @unchecked Sendable {
     /// Waits for the process to exit on its own; nil if it is still running after `timeout`.
     public func waitForExit(timeout: Double) async -> Int32? {
         try? await Wait.until(timeout: timeout, "\(name) to exit") { !self.isRunning }
+        // Its output may still be in the pipe: read to the end (a child it left behind may hold
+        // the pipe open, hence the bound).
+        if !isRunning { try? await Wait.until(timeout: 5, "\(name)'s output to end") { self.output.isClosed } }
         return exitStatus
     }
 
@@ -150,6 +154,10 @@ final class LineBuffer: @unchecked Sendable {
     private let lock = NSLock()
     private var pending = Data()
     private var complete: [String] = []
+    private var closed = false
+
+    func markClosed() { lock.withLock { closed = true } }
+    var isClosed: Bool { lock.withLock { closed } }
 
     func append(_ data: Data) {
         lock.withLock {

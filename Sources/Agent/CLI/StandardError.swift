@@ -1,5 +1,5 @@
 import Foundation
 
-func printToStandardError(_ message: String) {
-    FileHandle.standardError.write(Data((message + "\n").utf8))
+func printToStandardError(_ message: String, terminator: String = "\n") {
+    FileHandle.standardError.write(Data((message + terminator).utf8))
 }

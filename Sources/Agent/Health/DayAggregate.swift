@@ -81,6 +81,15 @@ struct DayAggregate: Sendable {
         aggregate.location = location
         return aggregate
     }
+
+    /// The same from a read-only connection (queries, the command line).
+    static func build(_ day: LocalDay, settings: AggregateSettings, reader: StoreReader) throws -> DayAggregate {
+        let bounds = day.boundsMs
+        var aggregate = DayAggregate(day: day, settings: settings)
+        try reader.forEachHeartRate(fromMs: bounds.start, toMs: bounds.end) { _ = aggregate.heartRate.add($0) }
+        try reader.forEachFix(fromMs: bounds.start, toMs: bounds.end) { _ = aggregate.location.add($0) }
+        return aggregate
+    }
 }
 
 /// A health aggregate payload, kept apart from its `seq` so two versions can be compared

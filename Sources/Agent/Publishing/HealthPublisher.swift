@@ -76,6 +76,13 @@ actor HealthPublisher: Service, CustomStringConvertible {
         }
     }
 
+    /// The running aggregate of today as it stands (for a query about today), if the day is open.
+    func todayDocument() async -> HealthDocument? {
+        guard let now = await trustedNow() else { return nil }
+        let today = LocalDay(containing: now, timeZone: settings.timeZone)
+        return openDays[today]?.document(final: false, nowMs: Self.ms(now))
+    }
+
     // MARK: - Steps
 
     private func start(at now: Date) async throws {

@@ -12,6 +12,8 @@ public indirect enum JSONValue: Sendable, Equatable, ExpressibleByStringLiteral,
     case string(String)
     case array([JSONValue])
     case object([(String, JSONValue)])
+    /// JSON text written as it is: a stored payload spliced into a reply without parsing it.
+    case raw(String)
 
     public init(stringLiteral value: String) { self = .string(value) }
     public init(integerLiteral value: Int) { self = .int(Int64(value)) }
@@ -37,6 +39,7 @@ public indirect enum JSONValue: Sendable, Equatable, ExpressibleByStringLiteral,
         case (.string(let a), .string(let b)): a == b
         case (.array(let a), .array(let b)): a == b
         case (.object(let a), .object(let b)): a.elementsEqual(b) { $0.0 == $1.0 && $0.1 == $1.1 }
+        case (.raw(let a), .raw(let b)): a == b
         default: false
         }
     }
@@ -62,6 +65,7 @@ public indirect enum JSONValue: Sendable, Equatable, ExpressibleByStringLiteral,
                 output += "\(value)"
             }
         case .string(let value): Self.writeString(value, to: &output)
+        case .raw(let text): output += text
         case .array(let values):
             output += "["
             for (index, value) in values.enumerated() {
@@ -104,10 +108,17 @@ extension JSONValue {
 }
 
 public enum ISO8601 {
+    /// `2026-11-21T08:00:01.000Z`. By hand with gmtime_r: a formatter per call is slow for the
+    /// hundred thousand timestamps of an export, and formatters are not safe to share.
     public static func format(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: date)
+        let totalMs = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        var seconds = time_t(totalMs >= 0 ? totalMs / 1000 : (totalMs - 999) / 1000)
+        let ms = Int(totalMs - Int64(seconds) * 1000)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        return String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
+            Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), ms)
     }
 
     /// Local time with its offset, e.g. `2026-03-29T00:00:00+01:00`, for a local day's bounds.

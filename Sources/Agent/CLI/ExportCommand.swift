@@ -1,0 +1,132 @@
+import ArgumentParser
+import Foundation
+import Store
+
+/// `keepalive export`: several days as one GPX, GeoJSON or CSV document, every stored fix,
+/// with heart rate.
+struct ExportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Export the local days FROM…TO from the local store as GPX, GeoJSON or CSV.",
+        discussion: """
+            GPX and GeoJSON hold the track (every stored fix) with the nearest heart rate; CSV has one row per \
+            fix and per heart-rate sample, in time order. A progress line goes to standard error.
+            """)
+
+    enum Format: String, ExpressibleByArgument, CaseIterable { case gpx, geojson, csv }
+
+    @OptionGroup var options: CommonOptions
+    @Option(help: "First local date, YYYY-MM-DD.") var from: String
+    @Option(help: "Last local date, YYYY-MM-DD.") var to: String
+    @Option(help: "Export format.") var format: Format = .gpx
+    @Option(help: "Write to this file instead of standard output.") var output: String?
+
+    func run() throws {
+        let config = try options.loadConfig()
+        let settings = AggregateSettings(config: config)
+        let engine = QueryEngine(storePath: config.store.path, settings: settings, maxReplyBytes: .max, deviceID: config.device.id)
+        let now = Date()
+        let first: LocalDay
+        let last: LocalDay
+        do {
+            first = try engine.day(of: from, now: now)
+            last = try engine.day(of: to, now: now)
+        } catch let error as QueryError {
+            throw ValidationError(error.message)
+        }
+        guard first <= last else { throw ValidationError("--from \(from) is after --to \(to)") }
+        let sink = try ExportSink(path: output)
+        var days: [LocalDay] = [first]
+        while let current = days.last, current < last { days.append(current.next) }
+
+        let progress = ProgressLine(enabled: days.count > 1)
+        switch format {
+        case .gpx: sink.write(GPXDocument.header(creator: engine.creator, name: "\(first) – \(last)"))
+        case .geojson: sink.write(#"{"type":"FeatureCollection","features":["#)
+        case .csv: sink.write(CSVRows.header)
+        }
+        var points = 0
+        for (index, day) in days.enumerated() {
+            progress.show("exporting \(day) (\(index + 1)/\(days.count) days, \(points) points)")
+            let report: DayReport
+            do {
+                report = try engine.report(
+                    day, include: format == .geojson ? [.health] : [], track: .full, heartRateTimeline: format != .csv, now: now)
+            } catch let error as QueryError {
+                throw ValidationError(error.message)
+            }
+            points += report.track?.count ?? 0
+            switch format {
+            case .gpx: sink.write(GPXDocument.track(report))
+            case .geojson: sink.write((index > 0 ? "," : "") + GeoJSONDocument.feature(report).text)
+            case .csv: sink.write(try CSVRows.day(report, engine: engine))
+            }
+        }
+        switch format {
+        case .gpx: sink.write(GPXDocument.footer)
+        case .geojson: sink.write("]}\n")
+        case .csv: break
+        }
+        try sink.finish()
+        progress.finish("exported \(days.count) day(s), \(points) track points")
+    }
+}
+
+/// Standard output, or a file written in place of the old one only when complete.
+private final class ExportSink {
+    private let handle: FileHandle
+    private let temporary: String?
+    private let destination: String?
+
+    init(path: String?) throws {
+        guard let path else {
+            handle = FileHandle.standardOutput
+            temporary = nil
+            destination = nil
+            return
+        }
+        let temporaryPath = path + ".partial"
+        guard FileManager.default.createFile(atPath: temporaryPath, contents: nil), let opened = FileHandle(forWritingAtPath: temporaryPath) else {
+            throw ValidationError("cannot write \(path)")
+        }
+        handle = opened
+        temporary = temporaryPath
+        destination = path
+    }
+
+    private var finished = false
+
+    func write(_ text: String) { handle.write(Data(text.utf8)) }
+
+    /// The export is complete: the file takes its name.
+    func finish() throws {
+        finished = true
+        guard let temporary, let destination else { return }
+        try handle.close()
+        guard rename(temporary, destination) == 0 else { throw ValidationError("cannot rename \(temporary) to \(destination)") }
+    }
+
+    deinit {
+        guard !finished, let temporary else { return }
+        try? handle.close()
+        unlink(temporary)
+    }
+}
+
+/// One line on standard error, redrawn in place on a terminal, a line per step otherwise.
+private struct ProgressLine {
+    let enabled: Bool
+    private let terminal = isatty(STDERR_FILENO) == 1
+
+    init(enabled: Bool) { self.enabled = enabled }
+
+    func show(_ text: String) {
+        guard enabled else { return }
+        printToStandardError(terminal ? "\r\u{1B}[K" + text : text, terminator: terminal ? "" : "\n")
+    }
+
+    func finish(_ text: String) {
+        guard enabled else { return }
+        printToStandardError(terminal ? "\r\u{1B}[K" + text : text)
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import Store
+
+/// What the store knows about one local day, gathered for a reply or an export.
+struct DayReport: Sendable {
+    var day: LocalDay
+    var zoneName: String
+    var hasData: Bool
+    /// The health aggregate (stored JSON spliced in, or computed).
+    var health: JSONValue
+    var location: JSONValue
+    var track: [TrackPoint]?
+    /// Mean bpm per minute: (minute start, Unix ms; mean).
+    var heartRateMinutes: [(Int64, Double)]?
+}
+
+/// A stored fix with the heart rate measured nearest to it (within the dropout limit).
+struct TrackPoint: Sendable {
+    var fix: StoredFix
+    var heartRate: Int?
+
+    /// `{"tst","lat","lon","alt","vel","acc"}`, integers where OwnTracks has them; unknowns left out.
+    var json: JSONValue {
+        func integer(_ value: Double?) -> JSONValue { value.map { .int(Int64($0.rounded())) } ?? .null }
+        let members: [(String, JSONValue)] = [
+            ("tst", .int(fix.timeMs / 1000)), ("lat", .number(fix.lat, digits: 7)), ("lon", .number(fix.lon, digits: 7)),
+            ("alt", integer(fix.altMSL ?? fix.altHAE)), ("vel", integer(fix.speed.map { $0 * 3.6 })), ("acc", integer(fix.eph)),
+        ]
+        return .object(members.filter { $0.1 != .null })
+    }
+}
+
+/// Valid heart-rate samples of a day in time order, for finding the one nearest a fix.
+struct HeartRateTimeline: Sendable {
+    private(set) var times: [Int64] = []
+    private(set) var bpm: [Int] = []
+
+    mutating func append(timeMs: Int64, bpm value: Int) {
+        times.append(timeMs)
+        bpm.append(value)
+    }
+
+    func nearest(to timeMs: Int64, withinMs limit: Int64) -> Int? {
+        var low = 0
+        var high = times.count
+        while low < high {
+            let middle = (low + high) / 2
+            if times[middle] < timeMs { low = middle + 1 } else { high = middle }
+        }
+        var best: Int?
+        var bestDistance = Int64.max
+        for index in [low - 1, low] where times.indices.contains(index) {
+            let distance = abs(times[index] - timeMs)
+            if distance <= limit && distance < bestDistance {
+                best = bpm[index]
+                bestDistance = distance
+            }
+        }
+        return best
+    }
+}

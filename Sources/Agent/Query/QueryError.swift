@@ -1,0 +1,45 @@
+/// Why a request got no data: one reply with `{"ok":false,"error":{…}}` and a v5 user property
+/// `status` in HTTP terms.
+struct QueryError: Error, Equatable, Sendable {
+    enum Code: String, Sendable {
+        case invalidDate = "invalid_date"
+        case futureDate = "future_date"
+        case badRequest = "bad_request"
+        case tooLarge = "too_large"
+        case rateLimited = "rate_limited"
+        case forbiddenTopic = "forbidden_topic"
+        case `internal`
+    }
+
+    var code: Code
+    var message: String
+
+    var status: Int {
+        switch code {
+        case .invalidDate, .futureDate, .badRequest: 400
+        case .forbiddenTopic: 403
+        case .tooLarge: 413
+        case .rateLimited: 429
+        case .internal: 500
+        }
+    }
+
+    var reply: QueryReply {
+        QueryReply(
+            body: JSONValue.object([
+                ("ok", false), ("error", .object([("code", .string(code.rawValue)), ("message", .string(message))])),
+            ]).bytes,
+            contentType: QueryReply.json, status: status)
+    }
+}
+
+/// A reply's bytes, MQTT content type and status.
+struct QueryReply: Sendable, Equatable {
+    static let json = "application/json"
+    static let geoJSON = "application/geo+json"
+    static let gpx = "application/gpx+xml"
+
+    var body: [UInt8]
+    var contentType: String
+    var status: Int
+}

@@ -1,0 +1,89 @@
+import CSQLite
+import Foundation
+
+/// A read-only connection to the store, for answering queries and for the command line while
+/// the agent runs: WAL lets it read a consistent snapshot without ever holding up the writer.
+///
+/// Not thread-safe: its owner uses it from one thread (or serial queue) at a time.
+public final class StoreReader {
+    private let db: SQLiteConnection
+
+    public init(path: String) throws {
+        db = try SQLiteConnection(path: path, readOnly: true)
+    }
+
+    public func dayAggregate(date: String) throws -> StoredDayAggregate? { try db.dayAggregate(date: date) }
+    public func hasRawData(fromMs: Int64, toMs: Int64) throws -> Bool { try db.hasRawData(fromMs: fromMs, toMs: toMs) }
+
+    public func forEachFix(fromMs: Int64, toMs: Int64, _ body: (StoredFix) throws -> Void) throws {
+        try db.forEachFix(fromMs: fromMs, toMs: toMs, upTo: nil, body)
+    }
+
+    public func forEachHeartRate(fromMs: Int64, toMs: Int64, _ body: (StoredHeartRate) throws -> Void) throws {
+        try db.forEachHeartRate(fromMs: fromMs, toMs: toMs, upTo: nil, body)
+    }
+
+    /// Number of fixes, and the first and last, in `[fromMs, toMs)`: index lookups only.
+    public func fixSpan(fromMs: Int64, toMs: Int64) throws -> (count: Int, first: StoredFix?, last: StoredFix?) {
+        let count = try db.statement("SELECT count(*) FROM fix WHERE ts_ms >= ? AND ts_ms < ?").bind(.integer(fromMs), .integer(toMs))
+        defer { count.reset() }
+        let total = try count.step() ? count.int(0) : 0
+        guard total > 0 else { return (0, nil, nil) }
+        var first: StoredFix?
+        var last: StoredFix?
+        let firstStatement = try db.statement(
+            """
+            SELECT ts_ms, received_ms, lat, lon, alt_hae, alt_msl, speed, track, climb, eph, epv, mode, satellites,
+                   time_source, id
+            FROM fix WHERE ts_ms >= ? AND ts_ms < ? ORDER BY ts_ms LIMIT 1
+            """
+        ).bind(.integer(fromMs), .integer(toMs))
+        defer { firstStatement.reset() }
+        if try firstStatement.step() { first = SQLiteConnection.fix(from: firstStatement) }
+        let lastStatement = try db.statement(
+            """
+            SELECT ts_ms, received_ms, lat, lon, alt_hae, alt_msl, speed, track, climb, eph, epv, mode, satellites,
+                   time_source, id
+            FROM fix WHERE ts_ms >= ? AND ts_ms < ? ORDER BY ts_ms DESC LIMIT 1
+            """
+        ).bind(.integer(fromMs), .integer(toMs))
+        defer { lastStatement.reset() }
+        if try lastStatement.step() { last = SQLiteConnection.fix(from: lastStatement) }
+        return (total, first, last)
+    }
+
+    /// The first fix of every `slotMs` slot in `[fromMs, toMs)`, in time order.
+    public func firstFixPerSlot(fromMs: Int64, toMs: Int64, slotMs: Int64, _ body: (StoredFix) throws -> Void) throws {
+        // SQLite takes the bare columns of an aggregate query from the row that gave min().
+        let statement = try db.statement(
+            """
+            SELECT min(ts_ms), received_ms, lat, lon, alt_hae, alt_msl, speed, track, climb, eph, epv, mode, satellites,
+                   time_source, id
+            FROM fix WHERE ts_ms >= ? AND ts_ms < ? GROUP BY ts_ms / ? ORDER BY 1
+            """
+        ).bind(.integer(fromMs), .integer(toMs), .integer(max(slotMs, 1)))
+        defer { statement.reset() }
+        while try statement.step() { try body(SQLiteConnection.fix(from: statement)) }
+    }
+
+    /// Valid heart-rate samples in `[fromMs, toMs)` as (time, bpm), in time order.
+    public func forEachValidHeartRate(fromMs: Int64, toMs: Int64, _ body: (Int64, Int) throws -> Void) throws {
+        let statement = try db.statement(
+            "SELECT ts_ms, bpm FROM hr_sample WHERE ts_ms >= ? AND ts_ms < ? AND valid = 1 ORDER BY ts_ms"
+        ).bind(.integer(fromMs), .integer(toMs))
+        defer { statement.reset() }
+        while try statement.step() { try body(statement.int64(0), statement.int(1)) }
+    }
+
+    /// The mean of the valid samples of every `bucketMs` in `[fromMs, toMs)`: (bucket start, mean).
+    public func heartRateMeans(fromMs: Int64, toMs: Int64, bucketMs: Int64, _ body: (Int64, Double) throws -> Void) throws {
+        let statement = try db.statement(
+            """
+            SELECT (ts_ms / ?1) * ?1, avg(bpm) FROM hr_sample WHERE ts_ms >= ?2 AND ts_ms < ?3 AND valid = 1
+            GROUP BY ts_ms / ?1 ORDER BY 1
+            """
+        ).bind(.integer(max(bucketMs, 1)), .integer(fromMs), .integer(toMs))
+        defer { statement.reset() }
+        while try statement.step() { try body(statement.int64(0), statement.double(1)) }
+    }
+}

@@ -1,0 +1,75 @@
+import CSQLite
+
+/// The read queries, shared by the `Store` actor (the agent's writer connection) and
+/// `StoreReader` (a read-only connection for queries and the command line).
+extension SQLiteConnection {
+    /// Fixes with `fromMs <= ts_ms < toMs`, in time order, streamed; `upTo` leaves out rows stored after a cursor was taken.
+    func forEachFix(fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredFix) throws -> Void) throws {
+        let statement = try self.statement(
+            """
+            SELECT ts_ms, received_ms, lat, lon, alt_hae, alt_msl, speed, track, climb, eph, epv, mode, satellites,
+                   time_source, id
+            FROM fix WHERE ts_ms >= ? AND ts_ms < ? AND id <= ? ORDER BY ts_ms
+            """
+        ).bind(.integer(fromMs), .integer(toMs), .integer(cursor?.fixID ?? .max))
+        defer { statement.reset() }
+        while try statement.step() { try body(Self.fix(from: statement)) }
+    }
+
+    func forEachHeartRate(
+        fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredHeartRate) throws -> Void
+    ) throws {
+        let statement = try self.statement(
+            """
+            SELECT s.sensor, s.ts_ms, s.received_ms, s.bpm, s.contact, s.energy_kj, s.valid, s.raw,
+                   (SELECT group_concat(rr_1024) FROM (SELECT rr_1024 FROM rr_interval r WHERE r.sample_id = s.id
+                                                       ORDER BY position)), s.id
+            FROM hr_sample s WHERE s.ts_ms >= ? AND s.ts_ms < ? AND s.id <= ? ORDER BY s.ts_ms, s.sensor
+            """
+        ).bind(.integer(fromMs), .integer(toMs), .integer(cursor?.heartRateID ?? .max))
+        defer { statement.reset() }
+        while try statement.step() { try body(Self.heartRate(from: statement)) }
+    }
+
+    /// Whether any fix or heart-rate notification lies in `[fromMs, toMs)`.
+    func hasRawData(fromMs: Int64, toMs: Int64) throws -> Bool {
+        for sql: StaticString in [
+            "SELECT EXISTS (SELECT 1 FROM fix WHERE ts_ms >= ? AND ts_ms < ?)",
+            "SELECT EXISTS (SELECT 1 FROM hr_sample WHERE ts_ms >= ? AND ts_ms < ?)",
+        ] {
+            let statement = try self.statement(sql).bind(.integer(fromMs), .integer(toMs))
+            defer { statement.reset() }
+            if try statement.step(), statement.int(0) != 0 { return true }
+        }
+        return false
+    }
+
+    func dayAggregate(date: String) throws -> StoredDayAggregate? {
+        let statement = try self.statement(
+            "SELECT date, tz, payload, final, updated_ms, published_payload FROM day_aggregate WHERE date = ?"
+        ).bind(.text(date))
+        defer { statement.reset() }  // a statement left mid-result holds its read transaction open
+        guard try statement.step() else { return nil }
+        return StoredDayAggregate(
+            date: statement.text(0), tz: statement.text(1), payload: statement.text(2), final: statement.int(3) != 0,
+            updatedMs: statement.int64(4), publishedPayload: statement.optionalText(5))
+    }
+
+    static func fix(from statement: SQLiteStatement) -> StoredFix {
+        StoredFix(
+            timeMs: statement.int64(0), receivedMs: statement.int64(1), lat: statement.double(2),
+            lon: statement.double(3), altHAE: statement.optionalDouble(4), altMSL: statement.optionalDouble(5),
+            speed: statement.optionalDouble(6), track: statement.optionalDouble(7),
+            climb: statement.optionalDouble(8), eph: statement.optionalDouble(9), epv: statement.optionalDouble(10),
+            mode: statement.int(11), satellites: statement.optionalInt(12), timeSource: statement.text(13))
+    }
+
+    static func heartRate(from statement: SQLiteStatement) -> StoredHeartRate {
+        let rr = statement.optionalText(8)?.split(separator: ",").compactMap { Int($0) } ?? []
+        return StoredHeartRate(
+            sensor: statement.text(0), timeMs: statement.int64(1), receivedMs: statement.int64(2),
+            bpm: statement.int(3), contact: statement.int(4), energyKJ: statement.optionalInt(5),
+            valid: statement.int(6) != 0, raw: statement.blob(7), rrIntervals: rr)
+    }
+
+}
