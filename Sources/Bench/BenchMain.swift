@@ -7,7 +7,7 @@ import Logging
 import Store
 import TestKit
 
-/// `swift run -c release keepalive-bench [ingest|dayread|outbox]…`
+/// `swift run -c release keepalive-bench [ingest|dayread|outbox|query]…`
 ///
 /// Every figure is printed next to a baseline measured in the same run on the same machine:
 /// a raw prepared-insert loop for ingest, `mosquitto_pub -q 1` for the outbox drain.
@@ -20,6 +20,7 @@ struct BenchMain {
         if all || selected.contains("ingest") { try await IngestBench.run(into: &table) }
         if all || selected.contains("dayread") { try await DayReadBench.run(into: &table) }
         if all || selected.contains("outbox") { try await OutboxBench.run(into: &table) }
+        if all || selected.contains("query") { try await QueryBench.run(into: &table) }
         table.print()
     }
 }
@@ -162,14 +163,16 @@ enum IngestBench {
     }
 }
 
-/// Reading one local day from a store holding `days` days of 1 Hz fixes + 1 Hz heart rate.
-enum DayReadBench {
-    static func run(into table: inout BenchTable) async throws {
+/// The store of `KEEPALIVE_BENCH_DAYS` (90) days of 1 Hz fixes + 1 Hz heart rate from
+/// 2026-01-01 UTC, generated once and cached outside the repository.
+enum BenchStore {
+    static let base: Int64 = 1_767_225_600_000  // 2026-01-01T00:00:00Z
+
+    static func ensure() async throws -> (path: String, base: Int64, days: Int) {
         let days = Int(ProcessInfo.processInfo.environment["KEEPALIVE_BENCH_DAYS"] ?? "90") ?? 90
         let cache = (ProcessInfo.processInfo.environment["XDG_CACHE_HOME"] ?? NSHomeDirectory() + "/.cache") + "/keepalive-bench"
         try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
         let path = "\(cache)/store-\(days)d.db"
-        let base: Int64 = 1_767_225_600_000  // 2026-01-01T00:00:00Z
         if !FileManager.default.fileExists(atPath: path + ".complete") {
             try? FileManager.default.removeItem(atPath: path)
             let store = try Store(path: path, synchronous: "normal")
@@ -185,6 +188,14 @@ enum DayReadBench {
             _ = FileManager.default.createFile(atPath: path + ".complete", contents: nil)
             Swift.print("generated \(days) days in \(String(format: "%.0f", generation)) s: \(path)")
         }
+        return (path, base, days)
+    }
+}
+
+/// Reading one local day from a store holding `days` days of 1 Hz fixes + 1 Hz heart rate.
+enum DayReadBench {
+    static func run(into table: inout BenchTable) async throws {
+        let (path, base, days) = try await BenchStore.ensure()
         let store = try Store(path: path)
         let utc = TimeZone(identifier: "UTC")!
         let day = LocalDay(containing: Date(timeIntervalSince1970: Double(base) / 1000 + Double(days / 2) * 86_400), timeZone: utc)

@@ -214,6 +214,8 @@ public final class MQTTClient: @unchecked Sendable {
     private func configure(_ handle: OpaquePointer) -> String? {
         mosquitto_threaded_set(handle, true)
         mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, options.protocolVersion == 5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311)
+        // Small messages go out at once instead of waiting on Nagle for the previous one's ACK.
+        mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, 1)
         mosquitto_connect_v5_callback_set(handle, mosquittoOnConnect)
         mosquitto_disconnect_v5_callback_set(handle, mosquittoOnDisconnect)
         mosquitto_publish_v5_callback_set(handle, mosquittoOnPublish)

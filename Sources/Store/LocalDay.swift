@@ -6,6 +6,8 @@ public struct LocalDay: Sendable, Hashable, Comparable, CustomStringConvertible 
     public let month: Int
     public let day: Int
     public let timeZone: TimeZone
+    /// Made once per value: creating a Calendar costs more than the date arithmetic done with it.
+    private let calendar: Calendar
 
     /// Parses `YYYY-MM-DD` strictly (a real date, four-digit year); nil otherwise.
     public init?(_ text: String, timeZone: TimeZone) {
@@ -22,26 +24,26 @@ public struct LocalDay: Sendable, Hashable, Comparable, CustomStringConvertible 
         self.month = month
         self.day = day
         self.timeZone = timeZone
+        self.calendar = calendar
     }
 
     /// The local day containing `date`.
     public init(containing date: Date, timeZone: TimeZone) {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
+        self.init(containing: date, calendar: calendar)
+    }
+
+    private init(containing date: Date, calendar: Calendar) {
         let components = calendar.dateComponents([.year, .month, .day], from: date)
         year = components.year ?? 1970
         month = components.month ?? 1
         day = components.day ?? 1
-        self.timeZone = timeZone
+        timeZone = calendar.timeZone
+        self.calendar = calendar
     }
 
     public var description: String { String(format: "%04d-%02d-%02d", year, month, day) }
-
-    private var calendar: Calendar {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        return calendar
-    }
 
     /// Local midnight that starts the day.
     public var start: Date {
@@ -53,12 +55,12 @@ public struct LocalDay: Sendable, Hashable, Comparable, CustomStringConvertible 
 
     public var next: LocalDay {
         let noon = calendar.date(from: DateComponents(year: year, month: month, day: day, hour: 12)) ?? start
-        return LocalDay(containing: calendar.date(byAdding: .day, value: 1, to: noon) ?? noon, timeZone: timeZone)
+        return LocalDay(containing: calendar.date(byAdding: .day, value: 1, to: noon) ?? noon, calendar: calendar)
     }
 
     public var previous: LocalDay {
         let noon = calendar.date(from: DateComponents(year: year, month: month, day: day, hour: 12)) ?? start
-        return LocalDay(containing: calendar.date(byAdding: .day, value: -1, to: noon) ?? noon, timeZone: timeZone)
+        return LocalDay(containing: calendar.date(byAdding: .day, value: -1, to: noon) ?? noon, calendar: calendar)
     }
 
     /// `[startMs, endMs)` in Unix milliseconds, for the store's day queries.

@@ -23,12 +23,16 @@ public final class StoreReader {
         try db.forEachHeartRate(fromMs: fromMs, toMs: toMs, upTo: nil, body)
     }
 
-    /// Number of fixes, and the first and last, in `[fromMs, toMs)`: index lookups only.
-    public func fixSpan(fromMs: Int64, toMs: Int64) throws -> (count: Int, first: StoredFix?, last: StoredFix?) {
-        let count = try db.statement("SELECT count(*) FROM fix WHERE ts_ms >= ? AND ts_ms < ?").bind(.integer(fromMs), .integer(toMs))
-        defer { count.reset() }
-        let total = try count.step() ? count.int(0) : 0
-        guard total > 0 else { return (0, nil, nil) }
+    /// Number of fixes, and the first and last, in `[fromMs, toMs)`.
+    /// With `count: false` the count (a scan of the day's index entries) is skipped and 0.
+    public func fixSpan(fromMs: Int64, toMs: Int64, count counting: Bool = true) throws -> (count: Int, first: StoredFix?, last: StoredFix?) {
+        var total = 0
+        if counting {
+            let count = try db.statement("SELECT count(*) FROM fix WHERE ts_ms >= ? AND ts_ms < ?").bind(.integer(fromMs), .integer(toMs))
+            defer { count.reset() }
+            total = try count.step() ? count.int(0) : 0
+            guard total > 0 else { return (0, nil, nil) }
+        }
         var first: StoredFix?
         var last: StoredFix?
         let firstStatement = try db.statement(

@@ -40,8 +40,11 @@ struct TestKitTests {
         let tpv = try await pipe.waitForLine(containing: "\"lat\":-37.78", timeout: 20)
         #expect(tpv.contains("\"class\":\"TPV\""))
         pipe.stop()
-        let gpsdPIDs = gps.processPIDsListening()
-        #expect(!gpsdPIDs.isEmpty)
+        var gpsdPIDs: [pid_t] = []
+        try await Wait.until(timeout: 10, "gpsd's listening socket found in /proc") {
+            gpsdPIDs = gps.processPIDsListening()
+            return !gpsdPIDs.isEmpty
+        }
         gps.stop()
         try await Wait.until(timeout: 10, "gpsfake's gpsd to exit") { gpsdPIDs.allSatisfy { !isAlive($0) } }
         #expect(!isAlive(gpsfakePID))

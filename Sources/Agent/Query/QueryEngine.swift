@@ -93,11 +93,13 @@ final class QueryEngine {
 
         var location: JSONValue = .null
         if include.contains(.location) {
-            let span = try reader.fixSpan(fromMs: bounds.start, toMs: bounds.end)
+            // A final aggregate already counted the fixes (and still knows after raw rows are pruned).
+            let counted = stored.flatMap { $0.final ? Self.fixCount(in: $0.payload) : nil }
+            let span = try reader.fixSpan(fromMs: bounds.start, toMs: bounds.end, count: counted == nil)
             func point(_ fix: StoredFix?) -> JSONValue {
                 fix.map { .object([("tst", .int($0.timeMs / 1000)), ("lat", .number($0.lat, digits: 7)), ("lon", .number($0.lon, digits: 7))]) } ?? .null
             }
-            location = .object([("fixes", .number(span.count)), ("first", point(span.first)), ("last", point(span.last))])
+            location = .object([("fixes", .number(counted ?? span.count)), ("first", point(span.first)), ("last", point(span.last))])
         }
 
         var points: [TrackPoint]?
@@ -144,6 +146,12 @@ final class QueryEngine {
         let opened = try StoreReader(path: storePath)
         reader = opened
         return opened
+    }
+
+    /// `location.fixes` of a stored aggregate, read without parsing the whole document.
+    static func fixCount(in payload: String) -> Int? {
+        guard let range = payload.range(of: #""location":{"fixes":"#) else { return nil }
+        return Int(payload[range.upperBound...].prefix { $0.isNumber })
     }
 
     private static func aggregateHasData(_ payload: String) -> Bool {
