@@ -59,6 +59,8 @@ let package = Package(
         .target(name: "TestKit", path: "Tests/TestKit"),
         .testTarget(name: "TestKitTests", dependencies: ["TestKit"]),
         .testTarget(name: "AgentTests", dependencies: ["Agent", "Bus", "Store", "TestKit"]),
+        // The fault-injection suite: off unless KEEPALIVE_FAULTS=1 (scripts/faults.sh).
+        .testTarget(name: "FaultTests", dependencies: ["Agent", "Bus", "Store", "TestKit"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestKit"]),
         .testTarget(name: "BusTests", dependencies: ["Bus", "TestKit"]),
     ],

@@ -171,15 +171,3 @@ struct DayAggregateTests {
         #expect(walk.maxSpeed ?? 0 > 1.4)
     }
 }
-
-/// xorshift64*: the same "random" track on every run.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed == 0 ? 0x9E37_79B9_7F4A_7C15 : seed }
-    mutating func next() -> UInt64 {
-        state ^= state >> 12
-        state ^= state << 25
-        state ^= state >> 27
-        return state &* 2_685_821_657_736_338_717
-    }
-}

@@ -9,50 +9,9 @@ import TestKit
 struct OutageTests {
     static let interval = 2
 
-    /// A persistent broker, gpsd replaying a capture, a persistent-session consumer of the
-    /// device's locations, and the agent publishing one every `interval` seconds, already flowing.
-    struct Setup {
-        let broker: MosquittoBroker
-        let gps: GPSFake
-        let consumer: MQTTSubscriber
-        let agent: AgentProcess
-
-        init(locationsFirst: Int) async throws {
-            broker = try MosquittoBroker(persistence: true)
-            gps = try await GPSFake(capture: Tools.fixture("gpsd/bu353s4.log"), cycle: 0.2)
-            consumer = try await MQTTSubscriber(
-                port: broker.port, filter: "keepalive/testpi/location", clientID: "consumer-\(UInt16.random(in: 0...9999))",
-                persistent: true)
-            agent = try AgentProcess(
-                brokerPort: broker.port, gpsPort: gps.port, gpsFixTimeout: 30,
-                extraConfig: "[schedule]\nlocation_interval_s = \(OutageTests.interval)\nstatus_interval_s = 60\n",
-                environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "1"])
-            _ = try await consumer.waitFor(count: locationsFirst, timeout: 30, "\(locationsFirst) locations before the outage") { _ in true }
-        }
-
-        /// Stops the broker and waits until the agent has noticed.
-        func brokerDown() async throws {
-            broker.stop()
-            try await agent.process!.waitForLine(containing: "MQTT connection lost", timeout: 10)
-        }
-    }
-
-    /// Location messages as a consumer dedupes them: by seq, first arrival kept, in arrival order.
-    static func deduplicated(_ messages: [MQTTSubscriber.Message]) -> [(seq: Int, createdAt: Int)] {
-        var seen = Set<Int>()
-        var result: [(Int, Int)] = []
-        for message in messages {
-            // Slot messages only (trigger "t"); the one right after the first fix is off the grid.
-            guard let json = message.json, json["t"] as? String == "t", let seq = json["seq"] as? Int,
-                  let created = json["created_at"] as? Int else { continue }
-            if seen.insert(seq).inserted { result.append((seq, created)) }
-        }
-        return result
-    }
-
     @Test("a 30 s broker outage: a persistent consumer gets every location slot, in order, seq increasing")
     func outage() async throws {
-        let setup = try await Setup(locationsFirst: 3)
+        let setup = try await OutageRig(interval: Self.interval, locationsFirst: 3)
         let (broker, consumer) = (setup.broker, setup.consumer)
         try await setup.brokerDown()
         let outageStart = Date()
@@ -61,15 +20,15 @@ struct OutageTests {
         try broker.start()
         let restartedAt = Int(Date().timeIntervalSince1970)
         try await Wait.until(timeout: 40, "a location from after the restart; consumer has \(consumer.messages.count)") {
-            Self.deduplicated(consumer.messages).contains { $0.createdAt > restartedAt + Self.interval }
+            OutageRig.deduplicated(consumer.messages).contains { $0.createdAt > restartedAt + Self.interval }
         }
 
-        let locations = Self.deduplicated(consumer.messages)
+        let locations = OutageRig.deduplicated(consumer.messages)
         let seqs = locations.map(\.seq)
         #expect(seqs == seqs.sorted(), "seq must increase in arrival order: \(seqs)")
         let slots = locations.map(\.createdAt)
         // Every slot from the first to the last, exactly once: none lost, none made up.
-        let gaps = zip(slots, slots.dropFirst()).filter { $1 - $0 != Self.interval }
+        let gaps = OutageRig.gaps(in: slots, interval: Self.interval)
         #expect(gaps.isEmpty, "slots not contiguous: \(gaps) in \(slots)")
         let duringOutage = slots.filter { $0 > Int(outageStart.timeIntervalSince1970) && $0 < restartedAt }
         #expect(duringOutage.count >= 30 / Self.interval - 1, "only \(duringOutage.count) slots from the outage arrived")
@@ -77,7 +36,7 @@ struct OutageTests {
 
     @Test("broker down, agent SIGKILLed with messages queued, broker up, agent restarted: all of them arrive")
     func crashWhileDisconnected() async throws {
-        let setup = try await Setup(locationsFirst: 1)
+        let setup = try await OutageRig(interval: Self.interval, locationsFirst: 1)
         let (broker, consumer, agent) = (setup.broker, setup.consumer, setup.agent)
         try await setup.brokerDown()
 
@@ -99,7 +58,7 @@ struct OutageTests {
             let received = Set(consumer.messages.compactMap { $0.json?["seq"] as? Int })
             return queued.allSatisfy(received.contains)
         }
-        let seqs = Self.deduplicated(consumer.messages).map(\.seq)
+        let seqs = OutageRig.deduplicated(consumer.messages).map(\.seq)
         #expect(seqs == seqs.sorted(), "\(seqs)")
     }
 }

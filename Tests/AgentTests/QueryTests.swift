@@ -279,25 +279,10 @@ struct QueryTests {
         let udpPort = Ports.free()
         let setup = try await Setup.make(extraConfig: "[hr]\ntransport = \"udp\"\nudp_port = \(udpPort)\n")
         let replies = try await MQTTSubscriber(port: setup.broker.port, filter: "reply/flood")
-        var generator = SeededGenerator(seed: 7)
-        var lines: [String] = []
-        for index in 0..<3000 {
-            switch index % 6 {
-            case 0: lines.append("\(setup.day)")
-            case 1: lines.append(#"{"date":"\#(setup.day)","include":["health"]}"#)
-            case 2: lines.append(#"{"date":["\#(index)"]}"#)
-            case 3: lines.append("{\"date\":\"2026-02-\(index % 40)\"}")
-            default:
-                // Random printable bytes (mosquitto_pub -l splits on newlines).
-                let count = Int.random(in: 1...200, using: &generator)
-                lines.append(String((0..<count).map { _ in Character(UnicodeScalar(UInt8.random(in: 0x20...0x7E, using: &generator))) }))
-            }
-        }
         let directory = try TemporaryDirectory()
-        let file = try directory.write("requests", lines.joined(separator: "\n") + "\n")
-        let burst = try ManagedProcess(
-            name: "mosquitto_pub -l", executable: "/bin/sh",
-            arguments: ["-c", "exec \(Tools.mosquittoPub) -h 127.0.0.1 -p \(setup.broker.port) -V 5 -q 1 -t \(setup.topic) -D publish response-topic reply/flood -l < \(file)"])
+        let burst = try RequestBurst.start(
+            port: setup.broker.port, topic: setup.topic, lines: RequestBurst.payloads(count: 3000, date: "\(setup.day)", seed: 7),
+            responseTopic: "reply/flood", in: directory)
         // Heart rate keeps arriving during the flood and is stored.
         let live = (0..<60).map { i in
             #"{"ts":"\#(ISO8601.format(Date().addingTimeInterval(Double(i) - 60)))","sensor":"live","raw":"0648"}"#

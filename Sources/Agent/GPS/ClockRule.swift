@@ -14,8 +14,12 @@ protocol SystemClock: Sendable {
 /// `KEEPALIVE_CLOCK_SYNCHRONISED=1|0` in the environment overrides the kernel's answer: for
 /// tests and for the demo, which replays a 2014 capture on a machine whose clock may never be
 /// marked synchronised (containers).
+///
+/// `KEEPALIVE_FAULT_CLOCK_OFFSET_S=N` (fault injection) makes the system clock read N seconds
+/// off, as a Pi without an RTC does after booting with a stale saved time.
 struct KernelClock: SystemClock {
     private let override: Bool?
+    private let offset: TimeInterval
 
     init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         switch environment["KEEPALIVE_CLOCK_SYNCHRONISED"] {
@@ -23,9 +27,10 @@ struct KernelClock: SystemClock {
         case "0": override = false
         default: override = nil
         }
+        offset = environment["KEEPALIVE_FAULT_CLOCK_OFFSET_S"].flatMap(TimeInterval.init) ?? 0
     }
 
-    func now() -> Date { Date() }
+    func now() -> Date { Date().addingTimeInterval(offset) }
 
     func isSynchronised() -> Bool {
         if let override { return override }

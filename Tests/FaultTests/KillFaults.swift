@@ -1,0 +1,141 @@
+import Foundation
+import Testing
+import TestKit
+
+@testable import Store
+
+@Suite("Fault: SIGKILL during ingest", .enabled(if: FaultSuite.enabled, FaultSuite.reason))
+struct KillFaults {
+    static let rounds = 50
+    static let batchMs = 1000
+    /// How late a sample may reach the writer after it was sent (UDP, parsing, the actor hop).
+    static let slackMs: Int64 = 500
+
+    @Test("50 SIGKILLs at random moments during 10 Hz HR + 1 Hz GPS: integrity_check ok 50/50, the outbox drains after each restart, samples lost ≤ the batch window")
+    func fiftyKills() async throws {
+        let broker = try MosquittoBroker()
+        let gps = try await GPSFake(capture: Tools.fixture("gpsd/bu353s4.log"), cycle: 0.1)
+        let udpPort = Ports.free()
+        let agent = try AgentProcess(
+            brokerPort: broker.port, gpsPort: gps.port, gpsFixTimeout: 30,
+            extraConfig: """
+                [hr]
+                transport = "udp"
+                udp_port = \(udpPort)
+                [schedule]
+                location_interval_s = 1
+                status_interval_s = 1
+                """,
+            environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "1"], start: false)
+        try agent.addToConfig(section: "store", lines: ["batch_ms = \(Self.batchMs)"])
+        let sender = HeartRateSender(port: udpPort, hz: 10)
+        defer { sender.stop() }
+
+        var integrityOK = 0
+        var lostPerKill: [Int] = []
+        var drainTimes: [Double] = []
+        var pendingAtKill: [Int64] = []
+        for round in 1...Self.rounds {
+            try agent.start()
+            let started = Date()
+            if !pendingAtKill.isEmpty {
+                let waiting = pendingAtKill
+                try await Wait.until(timeout: 30, "round \(round): the outbox left by the last kill drained") {
+                    try Self.outboxIDs(agent.storePath).allSatisfy { !waiting.contains($0) }
+                }
+                drainTimes.append(Date().timeIntervalSince(started))
+            }
+            // Samples flow: one sent after this start is stored.
+            let since = Int64(Date().timeIntervalSince1970 * 1000)
+            var firstStored: Int64 = 0
+            try await Wait.until(timeout: 30, "round \(round): heart rate stored") {
+                firstStored = try Self.firstSample(agent.storePath, after: since) ?? 0
+                return firstStored > 0
+            }
+            try await Task.sleep(for: .milliseconds(Int.random(in: 300...2500)))  // a random moment, on purpose
+            let killedAt = Int64(Date().timeIntervalSince1970 * 1000)
+            agent.kill9()
+
+            let db = try SQLiteConnection(path: agent.storePath, readOnly: true)
+            let check = try db.scalarText("PRAGMA integrity_check")
+            #expect(check == "ok", "round \(round): \(check ?? "no answer")")
+            if check == "ok" { integrityOK += 1 }
+            pendingAtKill = try Self.outboxIDs(agent.storePath)
+
+            // Every sample sent while the agent ran, up to one batch window before the kill, is stored.
+            let stored = try Self.sampleTimes(agent.storePath, from: firstStored, to: killedAt)
+            let sent = sender.sentTimes(from: firstStored, to: killedAt)
+            let lost = sent.filter { !stored.contains($0) }
+            lostPerKill.append(lost.count)
+            let tooOld = lost.filter { $0 < killedAt - Int64(Self.batchMs) - Self.slackMs }
+            #expect(tooOld.isEmpty, "round \(round): lost samples older than the batch window: \(tooOld.map { killedAt - $0 }) ms before the kill")
+        }
+        try agent.start()
+        let waiting = pendingAtKill
+        try await Wait.until(timeout: 30, "the outbox left by the last kill drained") {
+            try Self.outboxIDs(agent.storePath).allSatisfy { !waiting.contains($0) }
+        }
+        #expect(agent.stop() == 0)
+        FaultSuite.report(
+            "SIGKILL × \(Self.rounds) during 10 Hz HR + 1 Hz GPS",
+            "integrity_check ok \(integrityOK)/\(Self.rounds); lost per kill: max \(lostPerKill.max() ?? 0), mean \(FaultSuite.format(Double(lostPerKill.reduce(0, +)) / Double(max(lostPerKill.count, 1)))) samples (batch window \(Self.batchMs) ms = \(Self.batchMs / 100) samples at 10 Hz); outbox drained after restart in max \(FaultSuite.format(drainTimes.max() ?? 0)) s")
+    }
+
+    static func outboxIDs(_ path: String) throws -> [Int64] {
+        let statement = try SQLiteConnection(path: path, readOnly: true).statement("SELECT id FROM outbox WHERE rejected_reason IS NULL")
+        var ids: [Int64] = []
+        while try statement.step() { ids.append(statement.int64(0)) }
+        return ids
+    }
+
+    static func firstSample(_ path: String, after ms: Int64) throws -> Int64? {
+        let statement = try SQLiteConnection(path: path, readOnly: true)
+            .statement("SELECT min(ts_ms) FROM hr_sample WHERE sensor = 'fault' AND ts_ms >= ?").bind(.integer(ms))
+        guard try statement.step(), !statement.isNull(0) else { return nil }
+        return statement.int64(0)
+    }
+
+    static func sampleTimes(_ path: String, from: Int64, to: Int64) throws -> Set<Int64> {
+        let statement = try SQLiteConnection(path: path, readOnly: true)
+            .statement("SELECT ts_ms FROM hr_sample WHERE sensor = 'fault' AND ts_ms >= ? AND ts_ms <= ?").bind(.integer(from), .integer(to))
+        var times = Set<Int64>()
+        while try statement.step() { times.insert(statement.int64(0)) }
+        return times
+    }
+}
+
+/// A bridge sending one heart-rate message every 1/`hz` s over UDP, stamped with its send time,
+/// remembering what it sent.
+final class HeartRateSender: @unchecked Sendable {
+    private let lock = NSLock()
+    private var sent: [Int64] = []
+    private var stopped = false
+    private var paused = false
+
+    init(port: Int, hz: Double, sensor: String = "fault") {
+        let thread = Thread { [self] in
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            var beat = 0
+            while !lock.withLock({ stopped }) {
+                if !lock.withLock({ paused }) {
+                    let now = Date()
+                    let ms = Int64((now.timeIntervalSince1970 * 1000).rounded())
+                    let bpm = 60 + beat % 40
+                    let raw = String(format: "06%02x", bpm)
+                    UDPSender.send(port: port, lines: [#"{"ts":"\#(formatter.string(from: Date(timeIntervalSince1970: Double(ms) / 1000)))","sensor":"\#(sensor)","raw":"\#(raw)"}"#])
+                    lock.withLock { sent.append(ms) }
+                    beat += 1
+                }
+                usleep(useconds_t(1_000_000 / hz))  // the sensor's own rate
+            }
+        }
+        thread.start()
+    }
+
+    func sentTimes(from: Int64, to: Int64) -> [Int64] { lock.withLock { sent.filter { $0 >= from && $0 <= to } } }
+    var count: Int { lock.withLock { sent.count } }
+    func pause() { lock.withLock { paused = true } }
+    func resume() { lock.withLock { paused = false } }
+    func stop() { lock.withLock { stopped = true } }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+import TestKit
+
+@Suite("Fault: sensors going away", .enabled(if: FaultSuite.enabled, FaultSuite.reason))
+struct SensorFaults {
+    static func state(_ message: MQTTSubscriber.Message, _ sensor: String) -> String? {
+        guard message.topic.hasSuffix("/status") else { return nil }
+        return (message.json?[sensor] as? [String: Any])?["state"] as? String
+    }
+
+    /// Waits for a status, after the first `after` messages, whose `sensor` state satisfies `accept`.
+    static func waitForState(
+        _ watcher: MQTTSubscriber, after: Int, _ sensor: String, timeout: Double, _ what: String, _ accept: @escaping (String) -> Bool
+    ) async throws {
+        try await Wait.until(timeout: timeout, what) {
+            watcher.messages.dropFirst(after).contains { state($0, sensor).map(accept) ?? false }
+        }
+    }
+
+    @Test("gpsd killed and restarted 20 times: reacquired every time, within fix_timeout + the backoff cap")
+    func gpsdRestarts() async throws {
+        let fixTimeout = 3.0, backoffCap = 1.0  // AgentProcess sets gps.reconnect_max_s = 1
+        let broker = try MosquittoBroker()
+        let watcher = try await MQTTSubscriber(port: broker.port, filter: "keepalive/testpi/status")
+        let gpsPort = Ports.free()
+        let agent = try AgentProcess(
+            brokerPort: broker.port, gpsPort: gpsPort, gpsFixTimeout: fixTimeout,
+            extraConfig: "[schedule]\nstatus_interval_s = 60\n", environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "1"])
+        var recoveries: [Double] = []
+        for round in 1...20 {
+            let before = watcher.messages.count
+            let gps = try await GPSFake(capture: Tools.fixture("gpsd/bu353s4.log"), port: gpsPort, cycle: 0.1)
+            let up = Date()
+            try await Self.waitForState(watcher, after: before, "gps", timeout: 30, "round \(round): gps fixed again") { $0 == "fixed" }
+            recoveries.append(Date().timeIntervalSince(up))
+            let beforeKill = watcher.messages.count
+            gps.stop()  // gpsfake and its gpsd
+            try await Self.waitForState(watcher, after: beforeKill, "gps", timeout: 30, "round \(round): gps loss noticed") { $0 != "fixed" }
+        }
+        // gpsd's own start (it needs a few sentences to recognise the receiver) comes on top.
+        let gpsdWarmUp = 3.0
+        #expect((recoveries.max() ?? 0) <= fixTimeout + backoffCap + gpsdWarmUp, "recoveries: \(recoveries)")
+        FaultSuite.report(
+            "gpsd killed and restarted × 20",
+            "fixed again every time: p50 \(FaultSuite.format(FaultSuite.percentile(recoveries, 0.5))) s, max \(FaultSuite.format(recoveries.max() ?? 0)) s after gpsd is back (bound: fix_timeout \(Int(fixTimeout)) s + backoff cap \(Int(backoffCap)) s + gpsd warm-up)")
+        #expect(agent.stop() == 0)
+    }
+
+    @Test("a receiver with no fix: the session is reopened every fix_timeout (+ backoff cap), 10 times")
+    func receiverWithoutFix() async throws {
+        let fixTimeout = 2.0, backoffCap = 1.0
+        let broker = try MosquittoBroker()
+        let events = try await MQTTSubscriber(port: broker.port, filter: "keepalive/testpi/event/gps_reacquire")
+        let gps = try await GPSFake(capture: Tools.fixture("gpsd/bu303-nofix.log"), cycle: 0.05)
+        let agent = try AgentProcess(brokerPort: broker.port, gpsPort: gps.port, gpsFixTimeout: fixTimeout)
+        var arrivals: [Date] = []
+        for count in 1...10 {
+            _ = try await events.waitFor(count: count, timeout: 30, "reacquisition \(count)") { _ in true }
+            arrivals.append(Date())
+        }
+        let intervals = zip(arrivals, arrivals.dropFirst()).map { $1.timeIntervalSince($0) }
+        #expect((intervals.max() ?? 0) <= fixTimeout + backoffCap + 1, "intervals: \(intervals)")
+        FaultSuite.report(
+            "receiver without a fix",
+            "10 reacquisitions, every \(FaultSuite.format(FaultSuite.percentile(intervals, 0.5))) s (max \(FaultSuite.format(intervals.max() ?? 0)) s; bound \(Int(fixTimeout)) + \(Int(backoffCap)) s)")
+        #expect(agent.stop() == 0)
+    }
+
+    @Test("a bridge that stalls silently 20 times: each stall is noticed and reacquired within stall_timeout + the backoff cap; streaming resumes")
+    func bridgeStalls() async throws {
+        let stallTimeout = 1.0, backoffCap = 2.0
+        let broker = try MosquittoBroker()
+        let watcher = try await MQTTSubscriber(port: broker.port, filter: "keepalive/testpi/#")
+        let udpPort = Ports.free()
+        let agent = try AgentProcess(
+            brokerPort: broker.port,
+            extraConfig: "[hr]\ntransport = \"udp\"\nudp_port = \(udpPort)\nstall_timeout_s = \(stallTimeout)\nreacquire_max_s = \(backoffCap)\n",
+            environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "1"])
+        let sender = HeartRateSender(port: udpPort, hz: 10, sensor: "stall")
+        defer { sender.stop() }
+        var detections: [Double] = []
+        var resumptions: [Double] = []
+        for round in 1...20 {
+            let before = watcher.messages.count
+            try await Self.waitForState(watcher, after: 0, "hr", timeout: 30, "round \(round): streaming") { $0 == "streaming" }
+            sender.pause()
+            let silent = Date()
+            try await Wait.until(timeout: 30, "round \(round): an hr_reacquire event") {
+                watcher.messages.dropFirst(before).contains { $0.topic.hasSuffix("/event/hr_reacquire") }
+            }
+            detections.append(Date().timeIntervalSince(silent))
+            let beforeResume = watcher.messages.count
+            sender.resume()
+            let resumed = Date()
+            try await Self.waitForState(watcher, after: beforeResume, "hr", timeout: 30, "round \(round): streaming again") { $0 == "streaming" }
+            resumptions.append(Date().timeIntervalSince(resumed))
+        }
+        #expect((detections.max() ?? 0) <= stallTimeout + backoffCap + 1, "detections: \(detections)")
+        FaultSuite.report(
+            "bridge stalls silently × 20",
+            "reacquired every time: noticed after p50 \(FaultSuite.format(FaultSuite.percentile(detections, 0.5))) s, max \(FaultSuite.format(detections.max() ?? 0)) s (bound \(Int(stallTimeout)) + \(Int(backoffCap)) s); streaming again after max \(FaultSuite.format(resumptions.max() ?? 0)) s")
+        #expect(agent.stop() == 0)
+    }
+}
