@@ -7,7 +7,7 @@ import Logging
 import Store
 import TestKit
 
-/// `swift run -c release keepalive-bench [ingest|dayread|outbox|query]…`
+/// `swift run -c release keepalive-bench [ingest|dayread|outbox|query|steady]…`
 ///
 /// Every figure is printed next to a baseline measured in the same run on the same machine:
 /// a raw prepared-insert loop for ingest, `mosquitto_pub -q 1` for the outbox drain.
@@ -21,6 +21,7 @@ struct BenchMain {
         if all || selected.contains("dayread") { try await DayReadBench.run(into: &table) }
         if all || selected.contains("outbox") { try await OutboxBench.run(into: &table) }
         if all || selected.contains("query") { try await QueryBench.run(into: &table) }
+        if all || selected.contains("steady") { try await SteadyStateBench.run(into: &table) }
         table.print()
     }
 }
@@ -34,20 +35,28 @@ struct BenchTable {
         var baselineName: String
         var baseline: Double
         var higherIsBetter: Bool
+        var target: String
     }
 
     var rows: [Row] = []
 
-    mutating func add(_ name: String, _ value: Double, _ unit: String, baseline baselineName: String, _ baseline: Double, higherIsBetter: Bool) {
-        rows.append(Row(name: name, value: value, unit: unit, baselineName: baselineName, baseline: baseline, higherIsBetter: higherIsBetter))
+    mutating func add(
+        _ name: String, _ value: Double, _ unit: String, baseline baselineName: String, _ baseline: Double, higherIsBetter: Bool,
+        target: String = ""
+    ) {
+        rows.append(Row(
+            name: name, value: value, unit: unit, baselineName: baselineName, baseline: baseline, higherIsBetter: higherIsBetter,
+            target: target))
     }
 
     func print() {
-        Swift.print("\n| measure | value | baseline | baseline value | ratio |")
-        Swift.print("|---|---|---|---|---|")
+        Swift.print("\n| measure | value | baseline | baseline value | ratio | target |")
+        Swift.print("|---|---|---|---|---|---|")
         for row in rows {
-            let ratio = row.baseline > 0 ? row.value / row.baseline : .nan
-            Swift.print("| \(row.name) | \(Self.format(row.value)) \(row.unit) | \(row.baselineName) | \(Self.format(row.baseline)) \(row.unit) | \(String(format: "%.2f", ratio))× |")
+            let hasBaseline = row.baseline > 0
+            let ratio = hasBaseline ? String(format: "%.2f×", row.value / row.baseline) : "—"
+            let baseline = hasBaseline ? "\(Self.format(row.baseline)) \(row.unit)" : "—"
+            Swift.print("| \(row.name) | \(Self.format(row.value)) \(row.unit) | \(row.baselineName) | \(baseline) | \(ratio) | \(row.target) |")
         }
         var machine = utsname()
         uname(&machine)
@@ -96,7 +105,16 @@ enum IngestBench {
         let rawTime = try rawInsertLoop(path: directory.file("raw.db"), fixes: fixes)
         let grdbTime = try grdbInsertLoop(path: directory.file("grdb.db"), fixes: fixes)
         table.add("ingest: fixes/s, store batch path (\(batch)/commit, synchronous=FULL)", Double(rows) / storeTime, "rows/s",
-                  baseline: "raw prepared insert, same batches", Double(rows) / rawTime, higherIsBetter: true)
+                  baseline: "raw prepared insert, same batches", Double(rows) / rawTime, higherIsBetter: true, target: "≥ 0.5×")
+        let heartRates = (0..<rows).map { benchHeartRate($0) }
+        let storeHeartRateTime = try await seconds {
+            for start in stride(from: 0, to: rows, by: batch) {
+                try await store.write(heartRates: Array(heartRates[start..<min(start + batch, rows)]))
+            }
+        }
+        let rawHeartRateTime = try rawHeartRateLoop(path: directory.file("raw-hr.db"), samples: heartRates)
+        table.add("ingest: HR notifications/s (+ RR rows), store batch path", Double(rows) / storeHeartRateTime, "rows/s",
+                  baseline: "raw prepared inserts, same batches", Double(rows) / rawHeartRateTime, higherIsBetter: true, target: "≥ 0.5×")
         table.add("ingest: fixes/s, GRDB 7 cached statement, same batches", Double(rows) / grdbTime, "rows/s",
                   baseline: "raw prepared insert, same batches", Double(rows) / rawTime, higherIsBetter: true)
     }
@@ -124,6 +142,57 @@ enum IngestBench {
                     ])
                 }
             }
+        }
+        return Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+    }
+
+    /// Notifications and their RR intervals with two prepared statements, as the store does.
+    static func rawHeartRateLoop(path: String, samples: [StoredHeartRate]) throws -> Double {
+        var db: OpaquePointer?
+        sqlite3_open(path, &db)
+        defer { sqlite3_close(db) }
+        sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", nil, nil, nil)
+        sqlite3_exec(db, """
+            CREATE TABLE hr_sample (id INTEGER PRIMARY KEY, sensor TEXT NOT NULL, ts_ms INTEGER NOT NULL, received_ms INTEGER NOT NULL,
+            bpm INTEGER NOT NULL, contact INTEGER NOT NULL, energy_kj INTEGER, valid INTEGER NOT NULL, raw BLOB NOT NULL,
+            UNIQUE (sensor, ts_ms));
+            CREATE INDEX hr_sample_by_time ON hr_sample (ts_ms);
+            CREATE TABLE rr_interval (sample_id INTEGER NOT NULL, position INTEGER NOT NULL, ts_ms INTEGER NOT NULL,
+            rr_1024 INTEGER NOT NULL, PRIMARY KEY (sample_id, position)) WITHOUT ROWID;
+            CREATE INDEX rr_interval_by_time ON rr_interval (ts_ms);
+            """, nil, nil, nil)
+        var sample: OpaquePointer?
+        var interval: OpaquePointer?
+        sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO hr_sample (sensor, ts_ms, received_ms, bpm, contact, energy_kj, valid, raw) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", -1, &sample, nil)
+        sqlite3_prepare_v2(db, "INSERT INTO rr_interval (sample_id, position, ts_ms, rr_1024) VALUES (?, ?, ?, ?)", -1, &interval, nil)
+        defer {
+            sqlite3_finalize(sample)
+            sqlite3_finalize(interval)
+        }
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        let start = DispatchTime.now()
+        for (index, heartRate) in samples.enumerated() {
+            if index % batch == 0 { sqlite3_exec(db, "BEGIN IMMEDIATE", nil, nil, nil) }
+            sqlite3_bind_text(sample, 1, heartRate.sensor, -1, transient)
+            sqlite3_bind_int64(sample, 2, heartRate.timeMs)
+            sqlite3_bind_int64(sample, 3, heartRate.receivedMs)
+            sqlite3_bind_int64(sample, 4, Int64(heartRate.bpm))
+            sqlite3_bind_int64(sample, 5, Int64(heartRate.contact))
+            sqlite3_bind_null(sample, 6)
+            sqlite3_bind_int64(sample, 7, heartRate.valid ? 1 : 0)
+            heartRate.raw.withUnsafeBytes { _ = sqlite3_bind_blob(sample, 8, $0.baseAddress, Int32($0.count), transient) }
+            sqlite3_step(sample)
+            sqlite3_reset(sample)
+            let id = sqlite3_last_insert_rowid(db)
+            for (position, rr) in heartRate.rrIntervals.enumerated() {
+                sqlite3_bind_int64(interval, 1, id)
+                sqlite3_bind_int64(interval, 2, Int64(position))
+                sqlite3_bind_int64(interval, 3, heartRate.timeMs)
+                sqlite3_bind_int64(interval, 4, Int64(rr))
+                sqlite3_step(interval)
+                sqlite3_reset(interval)
+            }
+            if index % batch == batch - 1 || index == samples.count - 1 { sqlite3_exec(db, "COMMIT", nil, nil, nil) }
         }
         return Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
     }
@@ -163,13 +232,13 @@ enum IngestBench {
     }
 }
 
-/// The store of `KEEPALIVE_BENCH_DAYS` (90) days of 1 Hz fixes + 1 Hz heart rate from
+/// The store of `KEEPALIVE_BENCH_DAYS` (365) days of 1 Hz fixes + 1 Hz heart rate from
 /// 2026-01-01 UTC, generated once and cached outside the repository.
 enum BenchStore {
     static let base: Int64 = 1_767_225_600_000  // 2026-01-01T00:00:00Z
 
     static func ensure() async throws -> (path: String, base: Int64, days: Int) {
-        let days = Int(ProcessInfo.processInfo.environment["KEEPALIVE_BENCH_DAYS"] ?? "90") ?? 90
+        let days = Int(ProcessInfo.processInfo.environment["KEEPALIVE_BENCH_DAYS"] ?? "365") ?? 365
         let cache = (ProcessInfo.processInfo.environment["XDG_CACHE_HOME"] ?? NSHomeDirectory() + "/.cache") + "/keepalive-bench"
         try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
         let path = "\(cache)/store-\(days)d.db"

@@ -32,8 +32,7 @@ enum QueryBench {
             rate_per_s = 10000
             burst = 10000
             """)
-        let release = "\(Tools.packageRoot)/.build/release/keepalive"
-        let binary = FileManager.default.isExecutableFile(atPath: release) ? release : Tools.agent
+        let binary = BenchAgent.binary
         let agent = try ManagedProcess(name: "keepalive", executable: binary, arguments: ["run", "--config", config],
                                        environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "1"])
         defer { agent.stop() }
@@ -47,9 +46,27 @@ enum QueryBench {
         }
         if catchUp > 2 { Swift.print("the agent published \(days) daily aggregates in \(String(format: "%.0f", catchUp)) s (once per store)") }
 
+        // A bare responder on its own connection: request/response through the broker with no
+        // work in between, the floor for any answer the agent gives.
+        let responder = MQTTClient(options: MQTTClientOptions(host: "127.0.0.1", port: broker.port, clientID: "bench-responder"), logger: Logger(label: "bench"))
+        responder.subscribe("bench/bare/request")
+        let responding = Task {
+            for await event in responder.events {
+                guard case .message(let request) = event, let topic = request.properties.responseTopic else { continue }
+                _ = try? responder.publish(MQTTMessage(
+                    topic: topic, payload: request.payload, properties: MQTTProperties(correlationData: request.properties.correlationData)))
+            }
+        }
+        responder.start()
+        defer {
+            responder.stop()
+            responding.cancel()
+        }
+
         let client = MQTTClient(options: MQTTClientOptions(host: "127.0.0.1", port: broker.port, clientID: "bench-requester"), logger: Logger(label: "bench"))
         client.subscribe("bench/echo")
         client.subscribe("bench/reply")
+        client.subscribe("bench/bare/reply")
         var events = client.events.makeAsyncIterator()
         client.start()
         while let event = await events.next() { if case .connected = event { break } }
@@ -58,13 +75,16 @@ enum QueryBench {
             while !Task.isCancelled {
                 _ = try? client.publish(MQTTMessage(topic: "bench/echo", payload: Array("probe".utf8)))
                 _ = try? client.publish(MQTTMessage(
+                    topic: "bench/bare/request", payload: Array("probe".utf8),
+                    properties: MQTTProperties(responseTopic: "bench/bare/reply", correlationData: Array("probe".utf8))))
+                _ = try? client.publish(MQTTMessage(
                     topic: "keepalive/bench/selection/date", payload: Array("2026-01-02".utf8),
                     properties: MQTTProperties(responseTopic: "bench/reply", correlationData: Array("probe".utf8))))
                 try? await Task.sleep(for: .milliseconds(200))
             }
         }
         var ready: Set<String> = []
-        while ready.count < 2, let event = await events.next() {
+        while ready.count < 3, let event = await events.next() {
             if case .message(let message) = event { ready.insert(message.topic) }
         }
         probe.cancel()
@@ -83,6 +103,7 @@ enum QueryBench {
         let utc = TimeZone(identifier: "UTC")!
         var brokerTimes: [Double] = []
         var queryTimes: [Double] = []
+        var bareTimes: [Double] = []
         var generator = SystemRandomNumberGenerator()
         for round in 0..<(rounds + 50) {
             let marker = Array("echo \(round)".utf8)
@@ -92,9 +113,14 @@ enum QueryBench {
                 topic: "keepalive/bench/selection/date", payload: Array("\(day)".utf8),
                 properties: MQTTProperties(responseTopic: "bench/reply", correlationData: Array("\(round)".utf8)))
             let query = try await roundTrip(request, replyTopic: "bench/reply") { $0.properties.correlationData == request.properties.correlationData }
+            let bareRequest = MQTTMessage(
+                topic: "bench/bare/request", payload: Array("\(day)".utf8),
+                properties: MQTTProperties(responseTopic: "bench/bare/reply", correlationData: Array("\(round)".utf8)))
+            let bare = try await roundTrip(bareRequest, replyTopic: "bench/bare/reply") { $0.properties.correlationData == bareRequest.properties.correlationData }
             if round >= 50 {  // warm-up
                 brokerTimes.append(echo)
                 queryTimes.append(query)
+                bareTimes.append(bare)
             }
         }
         client.stop()
@@ -103,8 +129,13 @@ enum QueryBench {
             return sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]
         }
         table.add("query round trip p50 (a day's health + location, \(days)-day store)", percentile(queryTimes, 0.5), "ms",
-                  baseline: "broker publish→receive p50", percentile(brokerTimes, 0.5), higherIsBetter: false)
+                  baseline: "broker publish→receive p50 (one hop)", percentile(brokerTimes, 0.5), higherIsBetter: false)
         table.add("query round trip p99", percentile(queryTimes, 0.99), "ms",
-                  baseline: "broker publish→receive p99", percentile(brokerTimes, 0.99), higherIsBetter: false)
+                  baseline: "broker publish→receive p99 (one hop)", percentile(brokerTimes, 0.99), higherIsBetter: false)
+        table.add("query round trip p50", percentile(queryTimes, 0.5), "ms",
+                  baseline: "bare responder request→reply p50 (two hops)", percentile(bareTimes, 0.5), higherIsBetter: false)
+        table.add("query round trip p99", percentile(queryTimes, 0.99), "ms",
+                  baseline: "bare responder request→reply p99 (two hops)", percentile(bareTimes, 0.99), higherIsBetter: false,
+                  target: "ratio ≤ 1.5×")
     }
 }

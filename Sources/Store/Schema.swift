@@ -67,7 +67,12 @@ enum Schema {
             value INTEGER NOT NULL
         );
         INSERT INTO agent_state (key, value) VALUES ('seq', 0);
+        """,
+        // 2: RR intervals are only read with their notification; their time index cost one more
+        // page written per commit (SD-card wear) and served no query.
         """
+        DROP INDEX IF EXISTS rr_interval_by_time;
+        """,
     ]
 
     static var latestVersion: Int { migrations.count }

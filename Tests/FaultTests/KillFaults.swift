@@ -41,7 +41,7 @@ struct KillFaults {
             if !pendingAtKill.isEmpty {
                 let waiting = pendingAtKill
                 try await Wait.until(timeout: 30, "round \(round): the outbox left by the last kill drained") {
-                    try Self.outboxIDs(agent.storePath).allSatisfy { !waiting.contains($0) }
+                    ((try? Self.outboxIDs(agent.storePath)) ?? waiting).allSatisfy { !waiting.contains($0) }
                 }
                 drainTimes.append(Date().timeIntervalSince(started))
             }
@@ -49,7 +49,8 @@ struct KillFaults {
             let since = Int64(Date().timeIntervalSince1970 * 1000)
             var firstStored: Int64 = 0
             try await Wait.until(timeout: 30, "round \(round): heart rate stored") {
-                firstStored = try Self.firstSample(agent.storePath, after: since) ?? 0
+                // The file may not exist yet in the first round.
+                firstStored = ((try? Self.firstSample(agent.storePath, after: since)) ?? nil) ?? 0
                 return firstStored > 0
             }
             try await Task.sleep(for: .milliseconds(Int.random(in: 300...2500)))  // a random moment, on purpose
@@ -71,6 +72,8 @@ struct KillFaults {
             #expect(tooOld.isEmpty, "round \(round): lost samples older than the batch window: \(tooOld.map { killedAt - $0 }) ms before the kill")
         }
         try agent.start()
+        // Signal handlers are in place once the services run; a SIGTERM before that ends it hard.
+        try await agent.process!.waitForLine(containing: "Starting service sl-service=HeartRateService")
         let waiting = pendingAtKill
         try await Wait.until(timeout: 30, "the outbox left by the last kill drained") {
             try Self.outboxIDs(agent.storePath).allSatisfy { !waiting.contains($0) }
@@ -82,60 +85,26 @@ struct KillFaults {
     }
 
     static func outboxIDs(_ path: String) throws -> [Int64] {
-        let statement = try SQLiteConnection(path: path, readOnly: true).statement("SELECT id FROM outbox WHERE rejected_reason IS NULL")
+        let db = try SQLiteConnection(path: path, readOnly: true)  // outlives its statement
+        let statement = try db.statement("SELECT id FROM outbox WHERE rejected_reason IS NULL")
         var ids: [Int64] = []
         while try statement.step() { ids.append(statement.int64(0)) }
         return ids
     }
 
     static func firstSample(_ path: String, after ms: Int64) throws -> Int64? {
-        let statement = try SQLiteConnection(path: path, readOnly: true)
-            .statement("SELECT min(ts_ms) FROM hr_sample WHERE sensor = 'fault' AND ts_ms >= ?").bind(.integer(ms))
+        let db = try SQLiteConnection(path: path, readOnly: true)
+        let statement = try db.statement("SELECT min(ts_ms) FROM hr_sample WHERE sensor = 'fault' AND ts_ms >= ?").bind(.integer(ms))
         guard try statement.step(), !statement.isNull(0) else { return nil }
         return statement.int64(0)
     }
 
     static func sampleTimes(_ path: String, from: Int64, to: Int64) throws -> Set<Int64> {
-        let statement = try SQLiteConnection(path: path, readOnly: true)
-            .statement("SELECT ts_ms FROM hr_sample WHERE sensor = 'fault' AND ts_ms >= ? AND ts_ms <= ?").bind(.integer(from), .integer(to))
+        let db = try SQLiteConnection(path: path, readOnly: true)
+        let statement = try db.statement("SELECT ts_ms FROM hr_sample WHERE sensor = 'fault' AND ts_ms >= ? AND ts_ms <= ?")
+            .bind(.integer(from), .integer(to))
         var times = Set<Int64>()
         while try statement.step() { times.insert(statement.int64(0)) }
         return times
     }
-}
-
-/// A bridge sending one heart-rate message every 1/`hz` s over UDP, stamped with its send time,
-/// remembering what it sent.
-final class HeartRateSender: @unchecked Sendable {
-    private let lock = NSLock()
-    private var sent: [Int64] = []
-    private var stopped = false
-    private var paused = false
-
-    init(port: Int, hz: Double, sensor: String = "fault") {
-        let thread = Thread { [self] in
-            let formatter = ISO8601DateFormatter()
-            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-            var beat = 0
-            while !lock.withLock({ stopped }) {
-                if !lock.withLock({ paused }) {
-                    let now = Date()
-                    let ms = Int64((now.timeIntervalSince1970 * 1000).rounded())
-                    let bpm = 60 + beat % 40
-                    let raw = String(format: "06%02x", bpm)
-                    UDPSender.send(port: port, lines: [#"{"ts":"\#(formatter.string(from: Date(timeIntervalSince1970: Double(ms) / 1000)))","sensor":"\#(sensor)","raw":"\#(raw)"}"#])
-                    lock.withLock { sent.append(ms) }
-                    beat += 1
-                }
-                usleep(useconds_t(1_000_000 / hz))  // the sensor's own rate
-            }
-        }
-        thread.start()
-    }
-
-    func sentTimes(from: Int64, to: Int64) -> [Int64] { lock.withLock { sent.filter { $0 >= from && $0 <= to } } }
-    var count: Int { lock.withLock { sent.count } }
-    func pause() { lock.withLock { paused = true } }
-    func resume() { lock.withLock { paused = false } }
-    func stop() { lock.withLock { stopped = true } }
 }

@@ -49,6 +49,18 @@ struct StoreTests {
         _ = try Store(path: old)
         #expect(try SQLiteConnection(path: old).scalarInt("PRAGMA user_version") == Int64(Schema.latestVersion))
 
+        // A version-1 file (as the first release wrote it) loses the unused RR time index.
+        let first = directory.file("v1.db")
+        do {
+            let db = try SQLiteConnection(path: first)
+            try db.execute(Schema.migrations[0])
+            try db.execute("PRAGMA user_version = 1")
+        }
+        _ = try Store(path: first)
+        let upgraded = try SQLiteConnection(path: first)
+        #expect(try upgraded.scalarInt("PRAGMA user_version") == 2)
+        #expect(try upgraded.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'rr_interval_by_time'") == 0)
+
         let newer = directory.file("newer.db")
         do {
             let db = try SQLiteConnection(path: newer)

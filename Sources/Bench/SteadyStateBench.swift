@@ -1,0 +1,134 @@
+import Foundation
+import Store
+import TestKit
+
+/// The release agent at 1 Hz GPS (gpsfake, a real capture) + 1 Hz heart rate (UDP) for
+/// `KEEPALIVE_BENCH_STEADY_S` (600) seconds: CPU, peak RSS, and bytes written to disk against
+/// the bytes of data it stored (write amplification). Also start-up time to READY=1 and the
+/// stripped binary size.
+enum SteadyStateBench {
+    static func run(into table: inout BenchTable) async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let duration = Double(environment["KEEPALIVE_BENCH_STEADY_S"] ?? "600") ?? 600
+        // The store's commit window: what write amplification mostly depends on.
+        let batchMs = Int(environment["KEEPALIVE_BENCH_BATCH_MS"] ?? "1000") ?? 1000
+        let binary = BenchAgent.binary
+        let broker = try MosquittoBroker()
+        // About 3.6 sentences per fix in this capture: one fix a second.
+        let gps = try await GPSFake(capture: Tools.fixture("gpsd/bu353s4.log"), cycle: 0.28)
+        let udpPort = Ports.free()
+        let directory = try TemporaryDirectory("bench-steady")
+        let notify = try NotifySocket(directory: directory)
+        let config = try directory.write("config.toml", """
+            [device]
+            id = "bench"
+            timezone = "UTC"
+            [mqtt]
+            port = \(broker.port)
+            [store]
+            path = "\(directory.file("store.db"))"
+            batch_ms = \(batchMs)
+            [gps]
+            port = \(gps.port)
+            [hr]
+            transport = "udp"
+            udp_port = \(udpPort)
+            """)
+        let consumer = try await MQTTSubscriber(port: broker.port, filter: "keepalive/#")
+        let launched = Date()
+        // Synchronised: the 2014 capture's fixes get system time, so replays are new fixes.
+        let agent = try ManagedProcess(
+            name: "keepalive", executable: binary, arguments: ["run", "--config", config],
+            environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "1", "NOTIFY_SOCKET": notify.path])
+        defer { agent.stop() }
+        try await Wait.until(timeout: 30, "READY=1 from the agent") { notify.count("READY=1") > 0 }
+        let ready = (notify.messages.first { $0.lines.contains("READY=1") }?.at ?? Date()).timeIntervalSince(launched)
+        let sender = HeartRateSender(port: udpPort, hz: 1, sensor: "bench")
+        defer { sender.stop() }
+
+        // Warm up (first fix, first publications), then measure a window.
+        try await Task.sleep(for: .seconds(min(30, duration / 4)))
+        let before = try ProcessSample(pid: agent.pid)
+        let rowsBefore = try StoredBytes(path: directory.file("store.db"))
+        let messagesBefore = consumer.messages.count
+        try await Task.sleep(for: .seconds(duration))  // the steady state itself: time passing
+        let after = try ProcessSample(pid: agent.pid)
+        let rowsAfter = try StoredBytes(path: directory.file("store.db"))
+        let published = consumer.messages.dropFirst(messagesBefore).reduce(0) { $0 + $1.topic.utf8.count + $1.payload.utf8.count }
+
+        let window = after.time.timeIntervalSince(before.time)
+        let cpuPercent = (after.cpuSeconds - before.cpuSeconds) / window * 100
+        let written = Double(after.writeBytes - before.writeBytes)
+        let stored = Double(rowsAfter.bytes - rowsBefore.bytes + published)
+        let perHour = 3600 / window
+        table.add("steady state 1 Hz GPS + 1 Hz HR, \(Int(window)) s, batch_ms \(batchMs): CPU", cpuPercent, "% of a core",
+                  baseline: "—", 0, higherIsBetter: false, target: "≤ 1 %")
+        table.add("steady state: peak RSS (VmHWM), all mappings", Double(after.peakRSSKiB) / 1024, "MiB", baseline: "—", 0, higherIsBetter: false, target: "≤ 15 MiB")
+        table.add("steady state: private memory (RssAnon)", Double(after.anonymousRSSKiB) / 1024, "MiB", baseline: "—", 0, higherIsBetter: false)
+        table.add("steady state: bytes written to disk per hour", written * perHour / 1_048_576, "MiB/h",
+                  baseline: "data stored (rows + published payloads) per hour", stored * perHour / 1_048_576, higherIsBetter: false,
+                  target: "ratio ≤ 3×")
+        table.add("start-up: launch to READY=1", ready * 1000, "ms", baseline: "—", 0, higherIsBetter: false)
+        let stripped = try await strippedSize(binary, in: directory)
+        let mosquitto = Double((try? FileManager.default.attributesOfItem(atPath: Tools.mosquitto)[.size] as? Int) ?? 0)
+        table.add("stripped binary size (dynamic Swift runtime)", Double(stripped) / 1_048_576, "MiB",
+                  baseline: "/usr/sbin/mosquitto", mosquitto / 1_048_576, higherIsBetter: false)
+    }
+
+    static func strippedSize(_ binary: String, in directory: TemporaryDirectory) async throws -> Int {
+        let copy = directory.file("keepalive.stripped")
+        try? FileManager.default.removeItem(atPath: copy)
+        try FileManager.default.copyItem(atPath: binary, toPath: copy)
+        let strip = try ManagedProcess(name: "strip", executable: Tools.find("strip"), arguments: [copy])
+        _ = await strip.waitForExit(timeout: 60)
+        return (try FileManager.default.attributesOfItem(atPath: copy)[.size] as? Int) ?? 0
+    }
+}
+
+/// CPU time, peak RSS and bytes written to storage of a process, from /proc.
+struct ProcessSample {
+    var time: Date
+    var cpuSeconds: Double
+    var peakRSSKiB: Int
+    var anonymousRSSKiB: Int
+    var writeBytes: Int
+
+    init(pid: pid_t) throws {
+        time = Date()
+        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+        // Fields after the command (which may hold spaces) start after the last ')'.
+        let fields = stat[stat.index(after: stat.lastIndex(of: ")") ?? stat.startIndex)...].split(separator: " ")
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        cpuSeconds = ((Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)) / ticks
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        func kib(_ key: String) -> Int {
+            Int(status.split(separator: "\n").first { $0.hasPrefix(key) }?.split(separator: " ").dropFirst().first ?? "0") ?? 0
+        }
+        peakRSSKiB = kib("VmHWM:")
+        anonymousRSSKiB = kib("RssAnon:")
+        let io = try String(contentsOfFile: "/proc/\(pid)/io", encoding: .utf8)
+        writeBytes = Int(io.split(separator: "\n").first { $0.hasPrefix("write_bytes:") }?.split(separator: " ").last ?? "0") ?? 0
+    }
+}
+
+/// The bytes of data in the store's rows: each column's stored size (8 per number, the length
+/// of text and blobs), what the agent was asked to keep, before SQLite's pages and indexes.
+struct StoredBytes {
+    var bytes: Int
+
+    init(path: String) throws {
+        let db = try SQLiteConnection(path: path, readOnly: true)
+        let fixes = try db.scalarInt("SELECT coalesce(sum(13 * 8 + length(time_source)), 0) FROM fix") ?? 0
+        let heartRates = try db.scalarInt("SELECT coalesce(sum(7 * 8 + length(sensor) + length(raw)), 0) FROM hr_sample") ?? 0
+        let intervals = try db.scalarInt("SELECT count(*) * 4 * 8 FROM rr_interval") ?? 0
+        bytes = Int(fixes + heartRates + intervals)
+    }
+}
+
+/// The agent binary the benchmarks run: the release build when there is one.
+enum BenchAgent {
+    static var binary: String {
+        let release = "\(Tools.packageRoot)/.build/release/keepalive"
+        return FileManager.default.isExecutableFile(atPath: release) ? release : Tools.agent
+    }
+}

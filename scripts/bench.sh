@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The benchmark suite: every figure next to a baseline measured in the same run, one table.
+# Builds the release agent and keepalive-bench. The first run generates a 365-day store in
+# ~/.cache/keepalive-bench (about 6 GB, minutes) and lets the agent publish its aggregates.
+#
+# Usage: scripts/bench.sh [ingest|dayread|outbox|query|steady]...
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+if ! command -v swift >/dev/null 2>&1; then export PATH="/opt/swift/usr/bin:$PATH"; fi
+swift build -c release --product keepalive
+swift build -c release --product keepalive-bench
+.build/release/keepalive-bench "$@"
