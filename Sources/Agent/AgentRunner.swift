@@ -87,12 +87,13 @@ struct AgentRunner {
                 logger: Logger(label: "keepalive.gps"))))
         }
         let settings = AggregateSettings(config: config)
+        let today = TodayHealth()
         let health = HealthPublisher(
             topicRoot: config.topicRoot, settings: settings, todayIntervalS: config.schedule.todayIntervalS,
-            dailyGraceS: config.schedule.dailyGraceS, store: store, writer: writer, clock: clock,
+            dailyGraceS: config.schedule.dailyGraceS, store: store, writer: writer, clock: clock, today: today,
             logger: Logger(label: "keepalive.health"))
         let queries = QueryService(
-            config: config, client: client, settings: settings, todayHealth: { await health.todayDocument() },
+            config: config, client: client, settings: settings, today: today,
             logger: Logger(label: "keepalive.query"))
         busHandlers += queries.filters.map { (filter: $0, handle: { @Sendable message in queries.receive(message) }) }
         let status = StatusReporter(

@@ -45,7 +45,14 @@ struct QueryTests {
             }
             try agent.start()
             try await agent.process!.waitForLine(containing: "Starting service sl-service=QueryService")
-            return Setup(broker: broker, agent: agent, day: day, fixes: fixes, heartRates: heartRates)
+            let setup = Setup(broker: broker, agent: agent, day: day, fixes: fixes, heartRates: heartRates)
+            // Answering once its subscription is in place: ask until a reply comes.
+            var answered = false
+            for _ in 1...20 where !answered {
+                answered = (try? await setup.request("\(day)", responseTopic: "reply/ready", extra: ["-W", "1"])) != nil
+            }
+            #expect(answered, "the agent never answered a query")
+            return setup
         }
 
         func request(_ message: String, responseTopic: String = "reply/me", extra: [String] = []) async throws -> String {

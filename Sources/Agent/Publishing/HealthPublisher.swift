@@ -23,6 +23,7 @@ actor HealthPublisher: Service, CustomStringConvertible {
     private let store: Store
     private let writer: SampleWriter
     private let clock: any SystemClock
+    private let today: TodayHealth
     private let pollInterval: Duration
     private let logger: Logger
 
@@ -39,8 +40,9 @@ actor HealthPublisher: Service, CustomStringConvertible {
 
     init(
         topicRoot: String, settings: AggregateSettings, todayIntervalS: Int, dailyGraceS: Int, store: Store,
-        writer: SampleWriter, clock: any SystemClock, pollInterval: Duration = .seconds(2), logger: Logger
+        writer: SampleWriter, clock: any SystemClock, today: TodayHealth, pollInterval: Duration = .seconds(2), logger: Logger
     ) {
+        self.today = today
         self.topicRoot = topicRoot
         self.settings = settings
         todayInterval = .seconds(todayIntervalS)
@@ -74,13 +76,6 @@ actor HealthPublisher: Service, CustomStringConvertible {
                 logger.warning("health aggregates not updated", metadata: ["error": "\(error)"])
             }
         }
-    }
-
-    /// The running aggregate of today as it stands (for a query about today), if the day is open.
-    func todayDocument() async -> HealthDocument? {
-        guard let now = await trustedNow() else { return nil }
-        let today = LocalDay(containing: now, timeZone: settings.timeZone)
-        return openDays[today]?.document(final: false, nowMs: Self.ms(now))
     }
 
     // MARK: - Steps
@@ -182,6 +177,7 @@ actor HealthPublisher: Service, CustomStringConvertible {
 
     private func publishToday(_ aggregate: DayAggregate, nowMs: Int64) async throws {
         let document = aggregate.document(final: false, nowMs: nowMs)
+        today.set(date: aggregate.day.description, document: document)
         let text = document.canonicalText
         if let lastToday {
             guard lastToday.text != text, ContinuousClock.now - lastToday.at >= todayInterval else { return }

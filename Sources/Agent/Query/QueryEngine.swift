@@ -24,11 +24,12 @@ final class QueryEngine {
     /// The one reply to `request`. `todayHealth` is the running aggregate the agent holds.
     func answer(_ request: QueryRequest, now: Date, todayHealth: HealthDocument? = nil) -> QueryReply {
         do {
-            let day = try day(of: request.date, now: now)
+            let today = LocalDay(containing: now, timeZone: settings.timeZone)
+            let day = try day(of: request.date, today: today)
             let wantsTrack = request.include.contains(.track) || request.format != .json
             let report = try report(
                 day, include: request.include, track: wantsTrack ? request.track : nil, heartRateTimeline: request.format == .gpx,
-                now: now, todayHealth: todayHealth)
+                now: now, today: today, todayHealth: todayHealth)
             let reply: QueryReply
             switch request.format {
             case .json:
@@ -57,10 +58,13 @@ final class QueryEngine {
 
     /// The local day named by `text`: a real date, not after today.
     func day(of text: String, now: Date) throws -> LocalDay {
+        try day(of: text, today: LocalDay(containing: now, timeZone: settings.timeZone))
+    }
+
+    private func day(of text: String, today: LocalDay) throws -> LocalDay {
         guard let day = LocalDay(text, timeZone: settings.timeZone) else {
             throw QueryError(code: .invalidDate, message: "\"\(text.prefix(40))\" is not a date (YYYY-MM-DD)")
         }
-        let today = LocalDay(containing: now, timeZone: settings.timeZone)
         guard day <= today else {
             throw QueryError(code: .futureDate, message: "\(day) is after today (\(today) in \(settings.zoneName))")
         }
@@ -69,11 +73,11 @@ final class QueryEngine {
 
     func report(
         _ day: LocalDay, include: Set<QueryRequest.Part>, track: QueryRequest.TrackDetail?, heartRateTimeline: Bool, now: Date,
-        todayHealth: HealthDocument? = nil
+        today: LocalDay? = nil, todayHealth: HealthDocument? = nil
     ) throws -> DayReport {
         let reader = try openReader()
         let bounds = day.boundsMs
-        let today = LocalDay(containing: now, timeZone: settings.timeZone)
+        let today = today ?? LocalDay(containing: now, timeZone: settings.timeZone)
         let stored = try reader.dayAggregate(date: day.description)
         var hasData = try reader.hasRawData(fromMs: bounds.start, toMs: bounds.end)
         if !hasData, let stored { hasData = Self.aggregateHasData(stored.payload) }

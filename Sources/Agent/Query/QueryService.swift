@@ -8,48 +8,36 @@ import Store
 /// request.
 ///
 /// Cheap checks (size, rate, reply topic) run where the message arrives and refusals go out at
-/// once; accepted requests queue (bounded) for one worker, which reads the store on its own
-/// thread through its own read-only connection, so a flood of queries neither blocks the MQTT
-/// event loop nor the sample writer.
+/// once. Accepted requests go to one serial queue (at most `maximumQueued` waiting), which reads
+/// the store on its own thread through its own read-only connection and publishes the reply: a
+/// flood of queries blocks neither the MQTT event loop, nor Swift's task threads, nor the sample
+/// writer.
 final class QueryService: Service, Sendable, CustomStringConvertible {
-    struct Job: Sendable {
-        var request: QueryRequest
-        var topic: String
-        var correlationData: [UInt8]?
-    }
-
     let filters: [String]
     private let client: MQTTClient
     private let routing: ReplyRouting
-    private let settings: AggregateSettings
-    private let todayHealth: @Sendable () async -> HealthDocument?
+    private let today: TodayHealth
     private let logger: Logger
     private let engineQueue = DispatchQueue(label: "keepalive.query")
     private let engine: QueryEngineBox
     private let bucket: LockedTokenBucket
-    private let jobs: AsyncStream<Job>
-    private let queue: AsyncStream<Job>.Continuation
+    private let waiting = LockedCounter()
 
-    /// Requests waiting for the worker; more are refused as rate-limited.
+    /// Requests waiting for the store; more are refused as rate-limited.
     static let maximumQueued = 32
 
-    init(
-        config: AgentConfig, client: MQTTClient, settings: AggregateSettings,
-        todayHealth: @escaping @Sendable () async -> HealthDocument?, logger: Logger
-    ) {
+    init(config: AgentConfig, client: MQTTClient, settings: AggregateSettings, today: TodayHealth, logger: Logger) {
         let root = config.topicRoot
         filters = ["\(root)/selection/date"] + config.query.extraTopics
         self.client = client
         routing = ReplyRouting(
             fallbackTopic: "\(root)/selection/result", ownRoot: root,
             protectedTopics: config.mqtt.owntracksTopic.isEmpty ? [] : [config.mqtt.owntracksTopic])
-        self.settings = settings
-        self.todayHealth = todayHealth
+        self.today = today
         self.logger = logger
         engine = QueryEngineBox(QueryEngine(
             storePath: config.store.path, settings: settings, maxReplyBytes: config.query.maxReplyBytes, deviceID: config.device.id))
         bucket = LockedTokenBucket(TokenBucket(ratePerS: config.query.ratePerS, burst: config.query.burst))
-        (jobs, queue) = AsyncStream.makeStream(of: Job.self, bufferingPolicy: .bufferingOldest(Self.maximumQueued))
     }
 
     var description: String { "QueryService" }
@@ -74,34 +62,23 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
         case .failure(let error):
             send(error.reply, to: route.topic, correlationData: correlation)
         case .success(let request):
-            if case .dropped = queue.yield(Job(request: request, topic: route.topic, correlationData: correlation)) {
-                send(
+            guard waiting.increment(below: Self.maximumQueued) else {
+                return send(
                     QueryError(code: .rateLimited, message: "too many requests waiting; try again shortly").reply,
                     to: route.topic, correlationData: correlation)
+            }
+            engineQueue.async { [self] in
+                let reply = engine.engine.answer(request, now: Date(), todayHealth: today.document(for: request.date))
+                send(reply, to: route.topic, correlationData: correlation)
+                waiting.decrement()
             }
         }
     }
 
     func run() async throws {
-        await withGracefulShutdownHandler {
-            for await job in jobs {
-                let now = Date()
-                let today = LocalDay(containing: now, timeZone: settings.timeZone).description
-                let health = job.request.date == today ? await todayHealth() : nil
-                let reply = await answer(job.request, now: now, todayHealth: health)
-                send(reply, to: job.topic, correlationData: job.correlationData)
-            }
-        } onGracefulShutdown: {
-            self.queue.finish()
-        }
-    }
-
-    private func answer(_ request: QueryRequest, now: Date, todayHealth: HealthDocument?) async -> QueryReply {
-        await withCheckedContinuation { continuation in
-            engineQueue.async {
-                continuation.resume(returning: self.engine.engine.answer(request, now: now, todayHealth: todayHealth))
-            }
-        }
+        try? await gracefulShutdown()
+        // Requests already accepted are answered while the connection is still up.
+        engineQueue.sync {}
     }
 
     private func send(_ reply: QueryReply, to topic: String, correlationData: [UInt8]?) {
@@ -129,4 +106,20 @@ private final class LockedTokenBucket: @unchecked Sendable {
     private var bucket: TokenBucket
     init(_ bucket: TokenBucket) { self.bucket = bucket }
     func take() -> Bool { lock.withLock { bucket.take() } }
+}
+
+private final class LockedCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+
+    /// Counts one more unless `limit` are already counted.
+    func increment(below limit: Int) -> Bool {
+        lock.withLock {
+            guard value < limit else { return false }
+            value += 1
+            return true
+        }
+    }
+
+    func decrement() { lock.withLock { value -= 1 } }
 }
