@@ -24,7 +24,9 @@ struct QueryTests {
         var topic: String { "keepalive/testpi/selection/date" }
 
         static func make(extraConfig: String = "[hr]\ntransport = \"none\"\n") async throws -> Setup {
-            let broker = try MosquittoBroker()
+            // mosquitto drops QoS 1 messages for a subscriber past 1000 queued by default: a flood's
+            // replies to one slow mosquitto_sub would be lost at the broker, not by the agent.
+            let broker = try MosquittoBroker(extraConfig: "max_queued_messages 0\n")
             let agent = try AgentProcess(brokerPort: broker.port, extraConfig: extraConfig, environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "1"], start: false)
             let day = LocalDay(containing: Date(), timeZone: utc).previous.previous
             let start = day.boundsMs.start + 8 * 3_600_000
@@ -134,8 +136,11 @@ struct QueryTests {
         defer { requester.stop() }
         try await Wait.until(timeout: 10, "the requester connected") { requester.connectionState == .connected }
         let correlation: [UInt8] = [0x00, 0xFF, 0x0A, 0x80, 0x7F, 0x01]
-        try await Wait.until(timeout: 10, "the binary-correlated reply") {
-            if received.messages.isEmpty {
+        // Sent again every half second until the reply comes (our subscription may not be in yet).
+        var lastSent = Date.distantPast
+        try await Wait.until(timeout: 20, "the binary-correlated reply") {
+            if received.messages.isEmpty && Date().timeIntervalSince(lastSent) > 0.5 {
+                lastSent = Date()
                 _ = try? requester.publish(MQTTMessage(
                     topic: setup.topic, payload: Array("\(setup.day)".utf8),
                     properties: MQTTProperties(responseTopic: "reply/bin", correlationData: correlation)))

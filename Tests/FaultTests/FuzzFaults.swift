@@ -54,7 +54,8 @@ struct FuzzFaults {
 
     @Test("10 000 random or mutated requests over the broker: the agent stays up and every request gets exactly one reply")
     func overTheBroker() async throws {
-        let broker = try MosquittoBroker()
+        // Unlimited queue for the one subscriber taking all the replies (mosquitto's default drops past 1000).
+        let broker = try MosquittoBroker(extraConfig: "max_queued_messages 0\n")
         let replies = try await MQTTSubscriber(port: broker.port, filter: "reply/fuzz")
         let agent = try AgentProcess(
             brokerPort: broker.port, extraConfig: "[hr]\ntransport = \"none\"\n[query]\nrate_per_s = 10000\nburst = 10000\n",
