@@ -12,14 +12,13 @@ struct GPSTests {
         let broker = try MosquittoBroker()
         let capture = Tools.fixture("gpsd/bu353s4.log")
         let today = try await MQTTSubscriber(port: broker.port, filter: "keepalive/testpi/health/today")
-        // The system clock counts as unsynchronised: fixes keep gpsd's own time. The agent starts
-        // first and waits for gpsd (gpsfake plays its log whether anyone listens or not).
-        let gpsPort = Ports.free()
-        let agent = try AgentProcess(brokerPort: broker.port, gpsPort: gpsPort, gpsFixTimeout: 30,
+        // gpsfake plays its log once whether anyone listens or not: slowly enough (27 s) that an
+        // agent slow to start under load still gets most of it.
+        let gps = try await GPSFake(capture: capture, cycle: 0.3, once: true, linger: 1)
+        // The system clock counts as unsynchronised: fixes keep gpsd's own time.
+        let agent = try AgentProcess(brokerPort: broker.port, gpsPort: gps.port, gpsFixTimeout: 30,
                                      extraConfig: "[schedule]\ntoday_interval_s = 1\n",
                                      environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "0"])
-        try await agent.process!.waitForLine(containing: "gpsd unreachable", timeout: 30)
-        let gps = try await GPSFake(capture: capture, port: gpsPort, cycle: 0.2, once: true, linger: 1)
         _ = await gps.process.waitForExit(timeout: 60)
         // The day is cut on GPS time when the system clock is not synchronised (gpsd dates this
         // capture to 2034); the parked receiver's wander adds no distance.

@@ -36,6 +36,9 @@ struct StatusReporter: Service, CustomStringConvertible {
             try await store.write(messages: [
                 OutboxDraft(topic: topic, retain: true, supersedable: true) { seq in document(seq).bytes }
             ])
+            // A write went through: an error a failed status write left behind (perhaps after the
+            // sample writer had already recovered) no longer holds.
+            if await board.storageError != nil { await board.update(storageError: nil) }
             await drain.wake()
         } catch {
             // The store cannot take it (disk full, read-only): the status goes out live, so the
