@@ -299,7 +299,13 @@ struct QueryTests {
         let live = (0..<60).map { i in
             #"{"ts":"\#(ISO8601.format(Date().addingTimeInterval(Double(i) - 60)))","sensor":"live","raw":"0648"}"#
         }
-        try await HeartRateDelivery.send(live, port: udpPort, storePath: setup.agent.storePath, chunk: 20)
+        do {
+            try await HeartRateDelivery.send(live, port: udpPort, storePath: setup.agent.storePath, chunk: 20)
+        } catch {
+            let log = setup.agent.log.split(separator: "\n").filter { !$0.contains("Starting service") }.suffix(40)
+            Issue.record("\(error)\nagent log:\n\(log.joined(separator: "\n"))")
+            throw error
+        }
         #expect(await burst.waitForExit(timeout: 60) == 0)
         let all = try await replies.waitFor(count: 3000, timeout: 60, "a reply to every request") { _ in true }
         #expect(all.count == 3000, "exactly one reply each")

@@ -121,7 +121,8 @@ final class GPSReader: @unchecked Sendable {
                         }
                     }
                 }
-                let silent = Double(DispatchTime.now().uptimeNanoseconds - lastValid.uptimeNanoseconds) / 1e9
+                let now = DispatchTime.now().uptimeNanoseconds
+                let silent = now > lastValid.uptimeNanoseconds ? Double(now - lastValid.uptimeNanoseconds) / 1e9 : 0
                 if silent >= fixTimeout {
                     reacquisitions += 1
                     reacquiring = true

@@ -16,6 +16,7 @@ final class LoopHeartbeats: @unchecked Sendable {
     func stale(olderThan seconds: Double) -> [String] {
         let now = DispatchTime.now().uptimeNanoseconds
         let limit = UInt64(seconds * 1e9)
-        return lock.withLock { last.filter { now - $0.value > limit }.map(\.key).sorted() }
+        // A beat recorded after `now` was read is newer than `now`: alive, not an underflow.
+        return lock.withLock { last.filter { $0.value < now && now - $0.value > limit }.map(\.key).sorted() }
     }
 }
