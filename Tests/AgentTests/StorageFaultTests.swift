@@ -9,19 +9,13 @@ import TestKit
 struct StorageFaultTests {
     @Test("the store's disk fills up: the agent stays up, says so in status (sent live), and resumes storing once space is back")
     func diskFull() async throws {
-        let disk = try await SmallDisk(megabytes: 4)
-        let broker = try MosquittoBroker()
-        let status = try await MQTTSubscriber(port: broker.port, filter: "keepalive/testpi/status")
-        let gps = try await GPSFake(capture: Tools.fixture("gpsd/bu353s4.log"), cycle: 0.05)
-        let agent = try AgentProcess(
-            brokerPort: broker.port, gpsPort: gps.port, gpsFixTimeout: 30,
-            extraConfig: "[schedule]\nstatus_interval_s = 1\n", store: disk.path + "/k.db",
-            environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "1"])
+        let rig = try await DiskFullRig()
+        let (disk, status, agent) = (rig.disk, rig.status, rig.agent)
         let fixCount = { (try? SQLiteConnection(path: agent.storePath, readOnly: true).scalarInt("SELECT count(*) FROM fix")) ?? nil }
         try await Wait.until(timeout: 20, "some fixes stored") { (fixCount() ?? 0) > 5 }
 
         try disk.fill()
-        try await status.waitFor(timeout: 20, "a status naming the storage error") { Self.storeError($0) != nil }
+        try await status.waitFor(timeout: 20, "a status naming the storage error") { DiskFullRig.storeError($0) != nil }
         #expect(agent.process?.isRunning == true)
         // Still publishing while full.
         let whileFull = status.messages.count
@@ -31,7 +25,7 @@ struct StorageFaultTests {
         let before = fixCount() ?? 0
         let freedAt = status.messages.count
         try await Wait.until(timeout: 20, "a status without the error once space is back") {
-            status.messages.dropFirst(freedAt).contains { $0.json?["state"] as? String == "online" && Self.storeError($0) == nil }
+            status.messages.dropFirst(freedAt).contains { $0.json?["state"] as? String == "online" && DiskFullRig.storeError($0) == nil }
         }
         try await Wait.until(timeout: 20, "storing to resume") { (fixCount() ?? 0) > before }
         #expect(agent.stop() == 0)
@@ -39,9 +33,6 @@ struct StorageFaultTests {
         #expect(try db.scalarText("PRAGMA integrity_check") == "ok")
     }
 
-    static func storeError(_ message: MQTTSubscriber.Message) -> String? {
-        (message.json?["store"] as? [String: Any])?["error"] as? String
-    }
 
     @Test("SIGKILL during ingest, ten times: the file always passes integrity_check and the outbox drains after each restart")
     func killDuringIngest() async throws {

@@ -6,20 +6,11 @@ import TestKit
 
 @Suite("Fault: disk and clock", .enabled(if: FaultSuite.enabled, FaultSuite.reason))
 struct StorageAndClockFaults {
-    static func storeError(_ message: MQTTSubscriber.Message) -> String? {
-        (message.json?["store"] as? [String: Any])?["error"] as? String
-    }
 
     @Test("the store's disk fills up and frees again, 5 times: the agent stays up, keeps publishing live, resumes storing, the file stays intact")
     func diskFullCycles() async throws {
-        let disk = try await SmallDisk(megabytes: 4)
-        let broker = try MosquittoBroker()
-        let status = try await MQTTSubscriber(port: broker.port, filter: "keepalive/testpi/status")
-        let gps = try await GPSFake(capture: Tools.fixture("gpsd/bu353s4.log"), cycle: 0.05)
-        let agent = try AgentProcess(
-            brokerPort: broker.port, gpsPort: gps.port, gpsFixTimeout: 30,
-            extraConfig: "[schedule]\nstatus_interval_s = 1\n", store: disk.path + "/k.db",
-            environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "1"])
+        let rig = try await DiskFullRig()
+        let (disk, status, agent) = (rig.disk, rig.status, rig.agent)
         let fixCount = { (try? SQLiteConnection(path: agent.storePath, readOnly: true).scalarInt("SELECT count(*) FROM fix")) ?? nil }
         try await Wait.until(timeout: 20, "some fixes stored") { (fixCount() ?? 0) > 5 }
         var liveWhileFull: [Int] = []
@@ -28,12 +19,12 @@ struct StorageAndClockFaults {
             try disk.fill()
             let filledAt = status.messages.count
             try await Wait.until(timeout: 20, "round \(round): a status naming the storage error") {
-                status.messages.dropFirst(filledAt).contains { Self.storeError($0) != nil }
+                status.messages.dropFirst(filledAt).contains { DiskFullRig.storeError($0) != nil }
             }
             // Status keeps going out (live, QoS 0) while nothing can be stored.
             let errorAt = status.messages.count
             try await Wait.until(timeout: 10, "round \(round): three more status messages while full") { status.messages.count >= errorAt + 3 }
-            liveWhileFull.append(status.messages.dropFirst(filledAt).filter { Self.storeError($0) != nil }.count)
+            liveWhileFull.append(status.messages.dropFirst(filledAt).filter { DiskFullRig.storeError($0) != nil }.count)
             #expect(agent.process?.isRunning == true)
 
             disk.free()

@@ -30,7 +30,6 @@ public final class HeartRateSender: @unchecked Sendable {
     }
 
     public func sentTimes(from: Int64, to: Int64) -> [Int64] { lock.withLock { sent.filter { $0 >= from && $0 <= to } } }
-    public var count: Int { lock.withLock { sent.count } }
     public func pause() { lock.withLock { paused = true } }
     public func resume() { lock.withLock { paused = false } }
     public func stop() { lock.withLock { stopped = true } }

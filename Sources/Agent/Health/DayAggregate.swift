@@ -46,8 +46,6 @@ struct DayAggregate: Sendable {
     mutating func add(_ fix: StoredFix) -> Bool { location.add(fix) }
     mutating func add(_ sample: StoredHeartRate) -> Bool { heartRate.add(sample) }
 
-    var hasData: Bool { heartRate.samples > 0 || location.fixes > 0 }
-
     /// The aggregate as of `nowMs` (slots are counted up to it while the day runs).
     func document(final: Bool, nowMs: Int64) -> HealthDocument {
         let bounds = day.boundsMs
