@@ -95,7 +95,7 @@ struct AgentRunner {
         let queries = QueryService(
             config: config, client: client, settings: settings, today: today,
             logger: Logger(label: "keepalive.query"))
-        busHandlers += queries.filters.map { (filter: $0, handle: { @Sendable message in queries.receive(message) }) }
+        for filter in queries.filters { client.handleOnNetworkThread(filter) { queries.receive($0) } }
         let status = StatusReporter(
             topic: statusTopic, interval: .seconds(config.schedule.statusIntervalS), store: store, board: board,
             drain: drain, client: client, since: since, logger: Logger(label: "keepalive.status"))

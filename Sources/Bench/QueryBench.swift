@@ -9,15 +9,22 @@ import TestKit
 /// the broker's own round trip (publish → receive on the same client), interleaved in the same
 /// run, with the release agent answering from the 90-day bench store.
 enum QueryBench {
-    static let rounds = 1000
-
     static func run(into table: inout BenchTable) async throws {
+        let rounds = Int(ProcessInfo.processInfo.environment["KEEPALIVE_BENCH_ROUNDS"] ?? "1000") ?? 1000
         let (path, base, storedDays) = try await BenchStore.ensure()
         // Only finished days get a daily aggregate; the store's days from today on are future ones.
         let utc = TimeZone(identifier: "UTC")!
         let yesterday = LocalDay(containing: Date(), timeZone: utc).previous
         let pastDays = Int((yesterday.boundsMs.end - base) / 86_400_000)
         let days = max(1, min(storedDays, pastDays))
+        // Aggregates stored before schema 3 lack the day's first and last fix, which a query
+        // then looks up in the raw rows: drop them once so the agent stores them anew.
+        do {
+            let db = try SQLiteConnection(path: path)
+            let hasEnds = try db.scalarInt("SELECT count(*) FROM pragma_table_info('day_aggregate') WHERE name = 'last_fix'") == 1
+            let lacking = hasEnds ? try db.scalarInt("SELECT count(*) FROM day_aggregate WHERE last_fix IS NULL") ?? 0 : 1
+            if lacking > 0 { try db.execute("DELETE FROM day_aggregate") }
+        }
         // Without TCP_NODELAY on the broker, Nagle and delayed ACKs put ~40 ms into every round trip.
         let broker = try MosquittoBroker(extraConfig: "set_tcp_nodelay true\n")
         let directory = try TemporaryDirectory("bench-query")
@@ -29,6 +36,8 @@ enum QueryBench {
             port = \(broker.port)
             [store]
             path = "\(path)"
+            # The bench store must stay as generated: no pruning behind the measurement.
+            retention_days = 36500
             [gps]
             enabled = false
             [hr]
@@ -51,22 +60,17 @@ enum QueryBench {
         }
         if catchUp > 2 { Swift.print("the agent published \(days) daily aggregates in \(String(format: "%.0f", catchUp)) s (once per store)") }
 
-        // A bare responder on its own connection: request/response through the broker with no
-        // work in between, the floor for any answer the agent gives.
+        // A bare responder on its own connection, replying from the network thread the moment a
+        // request arrives, as the agent does: request/response through the broker with no work
+        // in between, the floor for any answer the agent gives.
         let responder = MQTTClient(options: MQTTClientOptions(host: "127.0.0.1", port: broker.port, clientID: "bench-responder"), logger: Logger(label: "bench"))
-        responder.subscribe("bench/bare/request")
-        let responding = Task {
-            for await event in responder.events {
-                guard case .message(let request) = event, let topic = request.properties.responseTopic else { continue }
-                _ = try? responder.publish(MQTTMessage(
-                    topic: topic, payload: request.payload, properties: MQTTProperties(correlationData: request.properties.correlationData)))
-            }
+        responder.handleOnNetworkThread("bench/bare/request") { [responder] request in
+            guard let topic = request.properties.responseTopic else { return }
+            _ = try? responder.publish(MQTTMessage(
+                topic: topic, payload: request.payload, properties: MQTTProperties(correlationData: request.properties.correlationData)))
         }
         responder.start()
-        defer {
-            responder.stop()
-            responding.cancel()
-        }
+        defer { responder.stop() }
 
         let client = MQTTClient(options: MQTTClientOptions(host: "127.0.0.1", port: broker.port, clientID: "bench-requester"), logger: Logger(label: "bench"))
         client.subscribe("bench/echo")

@@ -38,6 +38,7 @@ public final class MQTTClient: @unchecked Sendable {
     private var state: MQTTConnectionState = .disconnected(reason: "not started")
     private var sessionNumber: UInt64 = 0
     private var subscriptions: [String] = []
+    private var networkThreadHandlers: [(filter: String, handle: NetworkThreadHandler)] = []
     private var stopRequested = false
     private var finalMessage: MQTTMessage?
     private var finalMid: Int32?
@@ -99,6 +100,18 @@ public final class MQTTClient: @unchecked Sendable {
                 mosquitto_subscribe_v5(handle, nil, filter, 1, 0, nil)
             }
         }
+    }
+
+    /// A handler run on the network thread itself; see `handleOnNetworkThread`.
+    public typealias NetworkThreadHandler = @Sendable (MQTTIncomingMessage) -> Void
+
+    /// Subscribes to `filter` and hands its messages to `handle` on the network thread, as they
+    /// arrive, instead of to `events`: for a reply that should not wait for two thread hops (a
+    /// reply published from `handle` goes out in the same turn of the loop). `handle` must be
+    /// quick: while it runs, this connection reads and writes nothing else.
+    public func handleOnNetworkThread(_ filter: String, _ handle: @escaping NetworkThreadHandler) {
+        lock.withLock { networkThreadHandlers.append((filter: filter, handle: handle)) }
+        subscribe(filter)
     }
 
     /// Sends SUBSCRIBE again for a filter already added (a stalled source asks the broker anew).
@@ -325,7 +338,14 @@ public final class MQTTClient: @unchecked Sendable {
     }
 
     func didReceive(_ message: MQTTIncomingMessage) {
-        eventSink.yield(.message(message))
+        let handlers = lock.withLock {
+            networkThreadHandlers.filter { TopicRules.matches(filter: $0.filter, topic: message.topic) }
+        }
+        if handlers.isEmpty {
+            eventSink.yield(.message(message))
+        } else {
+            for handler in handlers { handler.handle(message) }
+        }
     }
 
     func didLog(level: Int32, text: String) {

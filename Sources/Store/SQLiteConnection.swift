@@ -65,6 +65,14 @@ public final class SQLiteConnection {
         }
     }
 
+    /// Runs `body` on one snapshot of the file (a deferred read transaction): its reads agree
+    /// with each other, and take the WAL's read lock once instead of once per statement.
+    public func readTransaction<T>(_ body: () throws -> T) throws -> T {
+        _ = try statement("BEGIN").step()
+        defer { _ = try? statement("COMMIT").step() }
+        return try body()
+    }
+
     public var changes: Int { Int(sqlite3_changes(handle)) }
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 

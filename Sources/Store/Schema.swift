@@ -73,6 +73,12 @@ enum Schema {
         """
         DROP INDEX IF EXISTS rr_interval_by_time;
         """,
+        // 3: a finished day's first and last fix kept with its aggregate, so a query answers from
+        // one row (and still after the raw rows are pruned). JSON text; NULL where not recorded.
+        """
+        ALTER TABLE day_aggregate ADD COLUMN first_fix TEXT;
+        ALTER TABLE day_aggregate ADD COLUMN last_fix TEXT;
+        """,
     ]
 
     static var latestVersion: Int { migrations.count }

@@ -362,13 +362,16 @@ public actor Store {
     public func saveDayAggregate(_ aggregate: StoredDayAggregate) throws {
         try db.statement(
             """
-            INSERT INTO day_aggregate (date, tz, payload, final, updated_ms, published_payload) VALUES (?, ?, ?, ?, ?, ?)
+            INSERT INTO day_aggregate (date, tz, payload, final, updated_ms, published_payload, first_fix, last_fix)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (date) DO UPDATE SET tz = excluded.tz, payload = excluded.payload, final = excluded.final,
-                updated_ms = excluded.updated_ms, published_payload = coalesce(excluded.published_payload, published_payload)
+                updated_ms = excluded.updated_ms, published_payload = coalesce(excluded.published_payload, published_payload),
+                first_fix = excluded.first_fix, last_fix = excluded.last_fix
             """
         ).bind(
             .text(aggregate.date), .text(aggregate.tz), .text(aggregate.payload), .integer(aggregate.final ? 1 : 0),
-            .integer(aggregate.updatedMs), aggregate.publishedPayload.map { .text($0) }
+            .integer(aggregate.updatedMs), aggregate.publishedPayload.map { .text($0) }, aggregate.firstFix.map { .text($0) },
+            aggregate.lastFix.map { .text($0) }
         ).run()
     }
 

@@ -12,6 +12,9 @@ public final class StoreReader {
         db = try SQLiteConnection(path: path, readOnly: true)
     }
 
+    /// Runs `body`'s reads on one snapshot of the store.
+    public func snapshot<T>(_ body: () throws -> T) throws -> T { try db.readTransaction(body) }
+
     public func dayAggregate(date: String) throws -> StoredDayAggregate? { try db.dayAggregate(date: date) }
     public func hasRawData(fromMs: Int64, toMs: Int64) throws -> Bool { try db.hasRawData(fromMs: fromMs, toMs: toMs) }
 

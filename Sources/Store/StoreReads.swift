@@ -46,13 +46,14 @@ extension SQLiteConnection {
 
     func dayAggregate(date: String) throws -> StoredDayAggregate? {
         let statement = try self.statement(
-            "SELECT date, tz, payload, final, updated_ms, published_payload FROM day_aggregate WHERE date = ?"
+            "SELECT date, tz, payload, final, updated_ms, published_payload, first_fix, last_fix FROM day_aggregate WHERE date = ?"
         ).bind(.text(date))
         defer { statement.reset() }  // a statement left mid-result holds its read transaction open
         guard try statement.step() else { return nil }
         return StoredDayAggregate(
             date: statement.text(0), tz: statement.text(1), payload: statement.text(2), final: statement.int(3) != 0,
-            updatedMs: statement.int64(4), publishedPayload: statement.optionalText(5))
+            updatedMs: statement.int64(4), publishedPayload: statement.optionalText(5), firstFix: statement.optionalText(6),
+            lastFix: statement.optionalText(7))
     }
 
     static func fix(from statement: SQLiteStatement) -> StoredFix {

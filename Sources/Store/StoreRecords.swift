@@ -121,14 +121,23 @@ public struct StoredDayAggregate: Sendable, Equatable {
     public var final: Bool
     public var updatedMs: Int64
     public var publishedPayload: String?
+    /// The day's first and last fix as the JSON a query reply shows (`null` without fixes);
+    /// nil where not recorded (aggregates stored before schema 3).
+    public var firstFix: String?
+    public var lastFix: String?
 
-    public init(date: String, tz: String, payload: String, final: Bool, updatedMs: Int64, publishedPayload: String? = nil) {
+    public init(
+        date: String, tz: String, payload: String, final: Bool, updatedMs: Int64, publishedPayload: String? = nil,
+        firstFix: String? = nil, lastFix: String? = nil
+    ) {
         self.date = date
         self.tz = tz
         self.payload = payload
         self.final = final
         self.updatedMs = updatedMs
         self.publishedPayload = publishedPayload
+        self.firstFix = firstFix
+        self.lastFix = lastFix
     }
 }
 

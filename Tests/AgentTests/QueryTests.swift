@@ -97,7 +97,18 @@ struct QueryTests {
         let location = try #require(reply["location"] as? [String: Any])
         #expect(location["fixes"] as? Int == 3600)
         #expect((location["first"] as? [String: Any])?["tst"] as? Int == Int(setup.fixes[0].timeMs / 1000))
+        #expect((location["last"] as? [String: Any])?["tst"] as? Int == Int(setup.fixes[3599].timeMs / 1000))
         #expect(reply["track"] == nil && reply["hr"] == nil, "only what was asked for")
+
+        // The finished day's aggregate keeps its first and last fix: the same reply from that one
+        // row, and still after the raw fixes are pruned.
+        let storePath = setup.agent.storePath
+        try await Wait.until(timeout: 20, "the day's final aggregate with its first and last fix") {
+            let db = try SQLiteConnection(path: storePath, readOnly: true)
+            return try db.dayAggregate(date: setup.day.description)?.lastFix != nil
+        }
+        let fromAggregate = Self.object(try await setup.request("\(setup.day)"))
+        #expect(fromAggregate["location"] as? NSDictionary == location as NSDictionary)
 
         // A day without data is still ok.
         let empty = Self.object(try await setup.request("\(setup.day.previous)"))
@@ -118,6 +129,13 @@ struct QueryTests {
         let future = try await setup.query(["query", "\(LocalDay(containing: Date(), timeZone: Self.utc).next)"])
         #expect(future.status == 1)
         #expect(Self.object(future.output)["error"].flatMap { ($0 as? [String: Any])?["code"] as? String } == "future_date")
+
+        do {
+            let db = try SQLiteConnection(path: storePath)
+            try db.execute("DELETE FROM fix")  // as retention prunes raw rows
+        }
+        let pruned = Self.object(try await setup.request("\(setup.day)"))
+        #expect(pruned["location"] as? NSDictionary == location as NSDictionary, "\(pruned)")
         #expect(setup.agent.stop() == 0)
     }
 

@@ -49,17 +49,21 @@ struct StoreTests {
         _ = try Store(path: old)
         #expect(try SQLiteConnection(path: old).scalarInt("PRAGMA user_version") == Int64(Schema.latestVersion))
 
-        // A version-1 file (as the first release wrote it) loses the unused RR time index.
+        // A version-1 file (as the first release wrote it) loses the unused RR time index and
+        // gains the columns for a finished day's first and last fix, empty until it is republished.
         let first = directory.file("v1.db")
         do {
             let db = try SQLiteConnection(path: first)
             try db.execute(Schema.migrations[0])
             try db.execute("PRAGMA user_version = 1")
+            try db.execute("INSERT INTO day_aggregate (date, tz, payload, final, updated_ms) VALUES ('2026-01-01', 'UTC', '{}', 1, 0)")
         }
         _ = try Store(path: first)
         let upgraded = try SQLiteConnection(path: first)
-        #expect(try upgraded.scalarInt("PRAGMA user_version") == 2)
+        #expect(try upgraded.scalarInt("PRAGMA user_version") == 3)
         #expect(try upgraded.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'rr_interval_by_time'") == 0)
+        let kept = try #require(try upgraded.dayAggregate(date: "2026-01-01"))
+        #expect(kept.final && kept.firstFix == nil && kept.lastFix == nil)
 
         let newer = directory.file("newer.db")
         do {

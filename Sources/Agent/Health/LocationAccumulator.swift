@@ -20,7 +20,8 @@ struct LocationAccumulator: Sendable {
     private(set) var maxSpeed: Double?
     private(set) var bbox: (minLat: Double, minLon: Double, maxLat: Double, maxLon: Double)?
     private var filter = DistanceFilter()
-    private var last: StoredFix?
+    private(set) var first: StoredFix?
+    private(set) var last: StoredFix?
 
     init(intervalS: Int) {
         self.intervalS = Int64(max(intervalS, 1))
@@ -45,6 +46,7 @@ struct LocationAccumulator: Sendable {
             bbox = (fix.lat, fix.lon, fix.lat, fix.lon)
         }
         filter.add(fix)
+        if first == nil { first = fix }
         last = fix
         return true
     }

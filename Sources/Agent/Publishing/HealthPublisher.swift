@@ -201,7 +201,8 @@ actor HealthPublisher: Service, CustomStringConvertible {
             OutboxDraft(topic: "\(topicRoot)/health/daily/\(date)", retain: true) { seq in document.json(seq: seq).bytes }
         ])
         try await store.saveDayAggregate(StoredDayAggregate(
-            date: date, tz: settings.zoneName, payload: text, final: true, updatedMs: nowMs, publishedPayload: text))
+            date: date, tz: settings.zoneName, payload: text, final: true, updatedMs: nowMs, publishedPayload: text,
+            firstFix: DayReport.endPoint(aggregate.location.first).text, lastFix: DayReport.endPoint(aggregate.location.last).text))
         lastDaily[aggregate.day] = .now
         return true
     }

@@ -12,6 +12,12 @@ struct DayReport: Sendable {
     var track: [TrackPoint]?
     /// Mean bpm per minute: (minute start, Unix ms; mean).
     var heartRateMinutes: [(Int64, Double)]?
+
+    /// A day's first or last fix in `location`: `{"tst","lat","lon"}`, or null without fixes.
+    /// Also stored with a finished day's aggregate, so both paths must write the same text.
+    static func endPoint(_ fix: StoredFix?) -> JSONValue {
+        fix.map { .object([("tst", .int($0.timeMs / 1000)), ("lat", .number($0.lat, digits: 7)), ("lon", .number($0.lon, digits: 7))]) } ?? .null
+    }
 }
 
 /// A stored fix with the heart rate measured nearest to it (within the dropout limit).

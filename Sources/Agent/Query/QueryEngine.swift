@@ -23,13 +23,28 @@ final class QueryEngine {
 
     /// The one reply to `request`. `todayHealth` is the running aggregate the agent holds.
     func answer(_ request: QueryRequest, now: Date, todayHealth: HealthDocument? = nil) -> QueryReply {
+        // With scanning allowed there is always a reply.
+        answer(request, now: now, todayHealth: todayHealth, mayScan: true) ?? QueryError(code: .internal, message: "no reply").reply
+    }
+
+    /// The reply to `request` if it takes only a few indexed lookups (a day's stored aggregate,
+    /// its first and last fix), nil if it needs a scan of the day's rows: a track, heart-rate
+    /// minutes, or a day whose aggregate must be rebuilt.
+    func quickAnswer(_ request: QueryRequest, now: Date, todayHealth: HealthDocument?) -> QueryReply? {
+        guard request.format == .json, !request.include.contains(.track), !request.include.contains(.hr) else { return nil }
+        return answer(request, now: now, todayHealth: todayHealth, mayScan: false)
+    }
+
+    /// Thrown where answering would scan a day's rows and that was not allowed.
+    private struct ScanNeeded: Error {}
+
+    private func answer(_ request: QueryRequest, now: Date, todayHealth: HealthDocument?, mayScan: Bool) -> QueryReply? {
         do {
-            let today = LocalDay(containing: now, timeZone: settings.timeZone)
-            let day = try day(of: request.date, today: today)
+            let day = try day(of: request.date, now: now)
             let wantsTrack = request.include.contains(.track) || request.format != .json
             let report = try report(
                 day, include: request.include, track: wantsTrack ? request.track : nil, heartRateTimeline: request.format == .gpx,
-                now: now, today: today, todayHealth: todayHealth)
+                now: now, todayHealth: todayHealth, mayScan: mayScan)
             let reply: QueryReply
             switch request.format {
             case .json:
@@ -50,6 +65,8 @@ final class QueryEngine {
             return reply
         } catch let error as QueryError {
             return error.reply
+        } catch is ScanNeeded {
+            return nil
         } catch {
             reader = nil  // reopened on the next request
             return QueryError(code: .internal, message: "cannot read the store: \(error)").reply
@@ -58,40 +75,56 @@ final class QueryEngine {
 
     /// The local day named by `text`: a real date, not after today.
     func day(of text: String, now: Date) throws -> LocalDay {
-        try day(of: text, today: LocalDay(containing: now, timeZone: settings.timeZone))
-    }
-
-    private func day(of text: String, today: LocalDay) throws -> LocalDay {
         guard let day = LocalDay(text, timeZone: settings.timeZone) else {
             throw QueryError(code: .invalidDate, message: "\"\(text.prefix(40))\" is not a date (YYYY-MM-DD)")
         }
-        guard day <= today else {
+        guard day.boundsMs.start <= Self.ms(now) else {
+            let today = LocalDay(containing: now, timeZone: settings.timeZone)
             throw QueryError(code: .futureDate, message: "\(day) is after today (\(today) in \(settings.zoneName))")
         }
         return day
     }
 
+    private static func ms(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) }
+
     func report(
         _ day: LocalDay, include: Set<QueryRequest.Part>, track: QueryRequest.TrackDetail?, heartRateTimeline: Bool, now: Date,
-        today: LocalDay? = nil, todayHealth: HealthDocument? = nil
+        todayHealth: HealthDocument? = nil, mayScan: Bool = true
     ) throws -> DayReport {
         let reader = try openReader()
+        return try reader.snapshot {
+            try report(
+                day, include: include, track: track, heartRateTimeline: heartRateTimeline, now: now,
+                todayHealth: todayHealth, mayScan: mayScan, reader: reader)
+        }
+    }
+
+    private func report(
+        _ day: LocalDay, include: Set<QueryRequest.Part>, track: QueryRequest.TrackDetail?, heartRateTimeline: Bool, now: Date,
+        todayHealth: HealthDocument?, mayScan: Bool, reader: StoreReader
+    ) throws -> DayReport {
+        func rebuild() throws -> DayAggregate {
+            guard mayScan else { throw ScanNeeded() }
+            return try DayAggregate.build(day, settings: settings, reader: reader)
+        }
         let bounds = day.boundsMs
-        let today = today ?? LocalDay(containing: now, timeZone: settings.timeZone)
+        let nowMs = Self.ms(now)
+        let isToday = bounds.start <= nowMs && nowMs < bounds.end
         let stored = try reader.dayAggregate(date: day.description)
-        var hasData = try reader.hasRawData(fromMs: bounds.start, toMs: bounds.end)
-        if !hasData, let stored { hasData = Self.aggregateHasData(stored.payload) }
+        // A final aggregate with samples or fixes settles it without looking at the raw rows.
+        let hasData = try stored.map { $0.final && Self.aggregateHasData($0.payload) } == true
+            || reader.hasRawData(fromMs: bounds.start, toMs: bounds.end)
+            || stored.map { Self.aggregateHasData($0.payload) } == true
 
         var health: JSONValue = .null
         if include.contains(.health) {
-            if day == today {
-                let document = try todayHealth ?? DayAggregate.build(day, settings: settings, reader: reader)
-                    .document(final: false, nowMs: Int64(now.timeIntervalSince1970 * 1000))
+            if isToday {
+                let document = try todayHealth ?? rebuild().document(final: false, nowMs: nowMs)
                 health = document.json(seq: nil)
             } else if let stored, stored.final {
                 health = .raw(stored.payload)
             } else {
-                health = try DayAggregate.build(day, settings: settings, reader: reader).document(final: true, nowMs: 0).json(seq: nil)
+                health = try rebuild().document(final: true, nowMs: 0).json(seq: nil)
             }
         }
 
@@ -99,11 +132,15 @@ final class QueryEngine {
         if include.contains(.location) {
             // A final aggregate already counted the fixes (and still knows after raw rows are pruned).
             let counted = stored.flatMap { $0.final ? Self.fixCount(in: $0.payload) : nil }
-            let span = try reader.fixSpan(fromMs: bounds.start, toMs: bounds.end, count: counted == nil)
-            func point(_ fix: StoredFix?) -> JSONValue {
-                fix.map { .object([("tst", .int($0.timeMs / 1000)), ("lat", .number($0.lat, digits: 7)), ("lon", .number($0.lon, digits: 7))]) } ?? .null
+            if let counted, let first = stored?.firstFix, let last = stored?.lastFix {
+                location = .object([("fixes", .number(counted)), ("first", .raw(first)), ("last", .raw(last))])
+            } else {
+                if counted == nil, !mayScan { throw ScanNeeded() }  // counting walks the day's index
+                let span = try reader.fixSpan(fromMs: bounds.start, toMs: bounds.end, count: counted == nil)
+                location = .object([
+                    ("fixes", .number(counted ?? span.count)), ("first", DayReport.endPoint(span.first)), ("last", DayReport.endPoint(span.last)),
+                ])
             }
-            location = .object([("fixes", .number(counted ?? span.count)), ("first", point(span.first)), ("last", point(span.last))])
         }
 
         var points: [TrackPoint]?
@@ -153,15 +190,22 @@ final class QueryEngine {
     }
 
     /// `location.fixes` of a stored aggregate, read without parsing the whole document.
-    static func fixCount(in payload: String) -> Int? {
-        guard let range = payload.range(of: #""location":{"fixes":"#) else { return nil }
-        return Int(payload[range.upperBound...].prefix { $0.isNumber })
+    static func fixCount(in payload: String) -> Int? { count(after: #""location":{"fixes":"#, in: payload) }
+
+    /// The whole number right after `key` in `payload` (our own canonical JSON), if any.
+    private static func count(after key: String, in payload: String) -> Int? {
+        let key = Array(key.utf8)
+        let bytes = Array(payload.utf8)
+        guard bytes.count > key.count else { return nil }
+        for start in 0...(bytes.count - key.count) where bytes[start] == key[0] && bytes[start..<(start + key.count)].elementsEqual(key) {
+            let digits = bytes[(start + key.count)...].prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+            return Int(String(decoding: digits, as: UTF8.self))
+        }
+        return nil
     }
 
+    /// Whether a stored aggregate counted any heart-rate sample or fix.
     private static func aggregateHasData(_ payload: String) -> Bool {
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(payload.utf8))) as? [String: Any] else { return false }
-        let samples = (object["heart_rate"] as? [String: Any])?["samples"] as? Int ?? 0
-        let fixes = (object["location"] as? [String: Any])?["fixes"] as? Int ?? 0
-        return samples > 0 || fixes > 0
+        (count(after: #""heart_rate":{"samples":"#, in: payload) ?? 0) > 0 || (fixCount(in: payload) ?? 0) > 0
     }
 }

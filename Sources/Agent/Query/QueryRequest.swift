@@ -26,10 +26,12 @@ struct QueryRequest: Sendable, Equatable {
         guard payload.count <= maximumBytes else {
             return .failure(QueryError(code: .tooLarge, message: "request of \(payload.count) bytes; at most \(maximumBytes) are read"))
         }
-        guard let text = String(validating: payload, as: UTF8.self) else {
+        let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+        let start = payload.firstIndex { !isSpace($0) } ?? payload.endIndex
+        let end = (payload.lastIndex { !isSpace($0) }).map { $0 + 1 } ?? start
+        guard let trimmed = String(validating: payload[start..<max(start, end)], as: UTF8.self) else {
             return .failure(bad("the request is not UTF-8 text"))
         }
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard trimmed.hasPrefix("{") || trimmed.hasPrefix("\"") else {
             guard !trimmed.isEmpty else { return .failure(bad("empty request: send a date like 2026-11-21 or a JSON object")) }
             return .success(QueryRequest(date: trimmed))

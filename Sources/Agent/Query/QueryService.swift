@@ -7,11 +7,14 @@ import Store
 /// Answers `<root>/selection/date` (and `[query] extra_topics`) with exactly one reply per
 /// request.
 ///
-/// Cheap checks (size, rate, reply topic) run where the message arrives and refusals go out at
-/// once. Accepted requests go to one serial queue (at most `maximumQueued` waiting), which reads
-/// the store on its own thread through its own read-only connection and publishes the reply: a
-/// flood of queries blocks neither the MQTT event loop, nor Swift's task threads, nor the sample
-/// writer.
+/// Requests arrive on the MQTT network thread. Cheap checks (size, rate, reply topic) run there
+/// and refusals go out at once. So does the common request — a day's health and location as
+/// JSON — when the store answers it with a few indexed lookups (the day's stored aggregate, its
+/// first and last fix): tens of microseconds, bounded by the rate limit, and the reply leaves
+/// in the same turn of the loop. Everything that scans a day's rows (tracks, heart-rate
+/// minutes, GPX, a day to rebuild) goes to one serial queue (at most `maximumQueued` waiting)
+/// with its own read-only connection: a flood of queries blocks neither the MQTT network
+/// thread, nor Swift's task threads, nor the sample writer.
 final class QueryService: Service, Sendable, CustomStringConvertible {
     let filters: [String]
     private let client: MQTTClient
@@ -20,6 +23,8 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
     private let logger: Logger
     private let engineQueue = DispatchQueue(label: "keepalive.query")
     private let engine: QueryEngineBox
+    /// Its own connection, used only on the MQTT network thread.
+    private let quickEngine: QueryEngineBox
     private let bucket: LockedTokenBucket
     private let waiting = LockedCounter()
 
@@ -35,14 +40,18 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
             protectedTopics: config.mqtt.owntracksTopic.isEmpty ? [] : [config.mqtt.owntracksTopic])
         self.today = today
         self.logger = logger
-        engine = QueryEngineBox(QueryEngine(
-            storePath: config.store.path, settings: settings, maxReplyBytes: config.query.maxReplyBytes, deviceID: config.device.id))
+        let makeEngine = {
+            QueryEngineBox(QueryEngine(
+                storePath: config.store.path, settings: settings, maxReplyBytes: config.query.maxReplyBytes, deviceID: config.device.id))
+        }
+        engine = makeEngine()
+        quickEngine = makeEngine()
         bucket = LockedTokenBucket(TokenBucket(ratePerS: config.query.ratePerS, burst: config.query.burst))
     }
 
     var description: String { "QueryService" }
 
-    /// Called from the bus event loop: never waits for the store.
+    /// Called on the MQTT network thread: never scans the store there.
     func receive(_ message: MQTTIncomingMessage) {
         let correlation = message.properties.correlationData
         let parsed = QueryRequest.parse(message.payload)
@@ -62,6 +71,10 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
         case .failure(let error):
             send(error.reply, to: route.topic, correlationData: correlation)
         case .success(let request):
+            let todayHealth = today.document(for: request.date)
+            if let reply = quickEngine.engine.quickAnswer(request, now: Date(), todayHealth: todayHealth) {
+                return send(reply, to: route.topic, correlationData: correlation)
+            }
             guard waiting.increment(below: Self.maximumQueued) else {
                 return send(
                     QueryError(code: .rateLimited, message: "too many requests waiting; try again shortly").reply,
@@ -95,7 +108,7 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
     }
 }
 
-/// The engine is only ever used on `engineQueue`.
+/// Each engine is only ever used on one thread: `engineQueue`, or the MQTT network thread.
 private final class QueryEngineBox: @unchecked Sendable {
     let engine: QueryEngine
     init(_ engine: QueryEngine) { self.engine = engine }

@@ -25,9 +25,9 @@ struct ReplyRouting: Sendable {
     private func problem(with topic: String) -> String? {
         if topic.isEmpty { return "is empty" }
         if topic.utf8.count > 65_535 { return "is longer than MQTT allows" }
-        if topic.contains("+") || topic.contains("#") { return "contains a wildcard" }
-        if topic.hasPrefix("$") { return "starts with $ (broker topics)" }
-        if topic.unicodeScalars.contains(where: { $0.value == 0 }) { return "contains NUL" }
+        if topic.utf8.contains(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") }) { return "contains a wildcard" }
+        if topic.utf8.first == UInt8(ascii: "$") { return "starts with $ (broker topics)" }
+        if topic.utf8.contains(0) { return "contains NUL" }
         if topic == ownRoot || topic.hasPrefix(ownRoot + "/") { return "is inside the agent's own topics (\(ownRoot)/…)" }
         if protectedTopics.contains(topic) { return "is a topic the agent publishes" }
         return nil

@@ -86,6 +86,13 @@ public indirect enum JSONValue: Sendable, Equatable, ExpressibleByStringLiteral,
     }
 
     private static func writeString(_ value: String, to output: inout String) {
+        // Most strings (keys, dates, zone names) need no escaping: appended whole.
+        if !value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            output += "\""
+            output += value
+            output += "\""
+            return
+        }
         output += "\""
         for scalar in value.unicodeScalars {
             switch scalar {
