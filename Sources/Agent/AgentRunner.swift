@@ -13,7 +13,10 @@ struct AgentRunner {
         let since = Date()
         let store: Store
         do {
-            store = try Store(path: config.store.path, synchronous: config.store.synchronous.rawValue, logger: logger)
+            store = try Store(
+                path: config.store.path, synchronous: config.store.synchronous.rawValue,
+                fullCheckMaxBytes: Int64(environmentNumber("KEEPALIVE_STORE_FULL_CHECK_MAX_BYTES") ?? Double(Store.defaultFullCheckMaxBytes)),
+                logger: logger)
         } catch {
             logger.critical("cannot open the store", metadata: ["path": "\(config.store.path)", "error": "\(error)"])
             throw ExitCodeError.cannotCreate
@@ -129,6 +132,11 @@ struct AgentRunner {
                     .init(service: queries),
                     .init(service: WatchdogService(
                         notifier: SystemdNotifier(), heartbeats: heartbeats, board: board, logger: Logger(label: "keepalive.watchdog"))),
+                    .init(
+                        service: StoreCheckService(
+                            store: store, startAfter: .seconds(environmentNumber("KEEPALIVE_STORE_CHECK_AFTER_S") ?? 60),
+                            logger: Logger(label: "keepalive.store")),
+                        failureTerminationBehavior: .gracefullyShutdownGroup),
                     .init(service: RetentionService(
                         store: store, retentionDays: config.store.retentionDays, maxBytes: config.store.maxBytes,
                         logger: Logger(label: "keepalive.retention"))),
@@ -138,6 +146,11 @@ struct AgentRunner {
         try await group.run()
         logger.info("keepalive stopped")
     }
+}
+
+/// A number from the environment: the tests' way to shorten the agent's waits.
+private func environmentNumber(_ name: String) -> Double? {
+    ProcessInfo.processInfo.environment[name].flatMap(Double.init)
 }
 
 /// Exit codes from sysexits.h for failures `run` cannot recover from.

@@ -73,6 +73,10 @@ public final class SQLiteConnection {
         return try body()
     }
 
+    /// Stops the statement running on this connection (from any thread): it fails with
+    /// SQLITE_INTERRUPT.
+    public func interrupt() { sqlite3_interrupt(handle) }
+
     public var changes: Int { Int(sqlite3_changes(handle)) }
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 

@@ -22,28 +22,44 @@ public enum StoreError: Error, CustomStringConvertible {
 /// An actor: one writer connection, used by one task at a time. Every write is one transaction,
 /// so a message in the outbox is committed together with the data it reports, or not at all.
 public actor Store {
-    public let path: String
+    public nonisolated let path: String
     /// Set when the file was found damaged at start and moved aside to this path.
     public nonisolated let movedAsideCorruptFile: String?
+    /// True when the file was too large to check whole at start (only its small tables were):
+    /// the owner runs `Store.fullCheck` in the background.
+    public nonisolated let needsFullCheck: Bool
+
+    /// Files up to this size get a full `quick_check` at start (a couple of seconds on an SD
+    /// card); a larger one would hold up start-up for minutes — past systemd's start timeout
+    /// with a year of data — so only its small tables are checked then.
+    public static let defaultFullCheckMaxBytes: Int64 = 128 << 20
 
     private let db: SQLiteConnection
     private let logger: Logger
     private var seq: Int64
 
-    public init(path: String, synchronous: String = "full", logger: Logger = Logger(label: "keepalive.store")) throws {
+    public init(
+        path: String, synchronous: String = "full", fullCheckMaxBytes: Int64 = Store.defaultFullCheckMaxBytes,
+        logger: Logger = Logger(label: "keepalive.store")
+    ) throws {
         self.path = path
         self.logger = logger
         try Self.ensureDirectory(of: path)
         var movedAside: String?
         var connection: SQLiteConnection
+        var checkedWhole = true
         do {
-            connection = try Self.openChecked(path: path, synchronous: synchronous)
+            if let finding = Self.damageFinding(path) {
+                throw SQLiteError(code: SQLITE_CORRUPT, message: "found by the last full check: \(finding)")
+            }
+            (connection, checkedWhole) = try Self.openChecked(path: path, synchronous: synchronous, fullCheckMaxBytes: fullCheckMaxBytes)
         } catch let error as SQLiteError where error.isCorruption {
             let aside = try Self.moveAside(path)
+            try? FileManager.default.removeItem(atPath: Self.damageMarker(path))
             logger.error("store file is damaged; moved aside, starting a new one", metadata: ["moved_to": "\(aside)", "error": "\(error)"])
             movedAside = aside
             do {
-                connection = try Self.openChecked(path: path, synchronous: synchronous)
+                (connection, checkedWhole) = try Self.openChecked(path: path, synchronous: synchronous, fullCheckMaxBytes: fullCheckMaxBytes)
             } catch let error as SQLiteError {
                 throw StoreError.sqlite(error, path: path)
             }
@@ -58,10 +74,13 @@ public actor Store {
         }
         db = connection
         movedAsideCorruptFile = movedAside
+        needsFullCheck = !checkedWhole
     }
 
-    /// Opens, sets the pragmas, and runs `PRAGMA quick_check`; a damaged file throws SQLITE_CORRUPT.
-    private static func openChecked(path: String, synchronous: String) throws -> SQLiteConnection {
+    /// Opens, sets the pragmas, and checks the file: all of it up to `fullCheckMaxBytes`, else
+    /// the small tables the agent cannot run without. A damaged file throws SQLITE_CORRUPT.
+    /// Returns the connection and whether the whole file was checked.
+    private static func openChecked(path: String, synchronous: String, fullCheckMaxBytes: Int64) throws -> (SQLiteConnection, Bool) {
         let connection = try SQLiteConnection(path: path)
         // Only takes effect on a new, empty file: lets pruning give space back to the disk.
         try connection.execute("PRAGMA auto_vacuum = INCREMENTAL")
@@ -70,11 +89,55 @@ public actor Store {
         try connection.execute("PRAGMA foreign_keys = ON")
         // Keep the WAL from growing without bound between checkpoints on a busy day.
         try connection.execute("PRAGMA journal_size_limit = 8388608")
-        let check = try connection.scalarText("PRAGMA quick_check") ?? "no answer"
+        let size = ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int64) ?? nil) ?? 0
+        let whole = size <= fullCheckMaxBytes
+        let check: String
+        if whole {
+            check = try connection.scalarText("PRAGMA quick_check") ?? "no answer"
+        } else {
+            let smallTables: [(name: String, check: StaticString)] = [
+                ("agent_state", "PRAGMA quick_check(agent_state)"), ("outbox", "PRAGMA quick_check(outbox)"),
+                ("day_aggregate", "PRAGMA quick_check(day_aggregate)"),
+            ]
+            let exists = try connection.statement("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?")
+            var finding = "ok"
+            for table in smallTables where finding == "ok" {
+                let present = try exists.bind(.text(table.name)).step() && exists.int(0) == 1
+                exists.reset()
+                if present { finding = try connection.scalarText(table.check) ?? "no answer" }
+            }
+            check = finding
+        }
         guard check == "ok" else {
             throw SQLiteError(code: SQLITE_CORRUPT, message: "quick_check: \(check)")
         }
-        return connection
+        return (connection, whole)
+    }
+
+    /// Runs `PRAGMA quick_check` over the whole file on a connection of its own (read-only: it
+    /// never holds up the writer); nil when intact, else what it found. Takes minutes on a large
+    /// file on an SD card: run it off Swift's task threads. `onOpen` receives the connection,
+    /// whose `interrupt()` stops the check from another thread.
+    public static func fullCheck(path: String, onOpen: (SQLiteConnection) -> Void = { _ in }) throws -> String? {
+        let connection = try SQLiteConnection(path: path, readOnly: true)
+        onOpen(connection)
+        let check = try connection.scalarText("PRAGMA quick_check") ?? "no answer"
+        return check == "ok" ? nil : check
+    }
+
+    /// Records that a full check found the file damaged: the next start moves it aside and
+    /// begins a new one (the agent cannot swap the file it is writing to while it runs).
+    public static func markDamaged(path: String, finding: String) throws {
+        try Array(finding.utf8).withUnsafeBytes { bytes in
+            try Data(bytes).write(to: URL(fileURLWithPath: damageMarker(path)), options: .atomic)
+        }
+    }
+
+    private static func damageMarker(_ path: String) -> String { path + ".damaged" }
+
+    private static func damageFinding(_ path: String) -> String? {
+        guard let data = FileManager.default.contents(atPath: damageMarker(path)) else { return nil }
+        return String(decoding: data.prefix(2000), as: UTF8.self)
     }
 
     private static func migrate(_ connection: SQLiteConnection, path: String) throws {

@@ -170,6 +170,39 @@ struct StoreTests {
         #expect(try await recovered.integrityCheck() == "ok")
     }
 
+    @Test("a file too large to check whole at start: its small tables are checked, the whole later; damage found then is recorded and the next start moves the file aside")
+    func backgroundCheck() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("k.db")
+        do {
+            let store = try Store(path: path)
+            #expect(!store.needsFullCheck, "a small file is checked whole at start")
+            try await store.write(fixes: (0..<2000).map { fix(Int64($0)) })
+            try await store.write(messages: [draft("a")])
+        }
+        // Damage only the fix table's root page: what a start-up check of the small tables misses.
+        let root = try #require(try SQLiteConnection(path: path, readOnly: true).scalarInt("SELECT rootpage FROM sqlite_master WHERE name = 'fix'"))
+        let handle = try #require(FileHandle(forUpdatingAtPath: path))
+        try handle.seek(toOffset: UInt64(root - 1) * 4096)
+        handle.write(Data(repeating: 0xA5, count: 4096))
+        try handle.close()
+
+        do {
+            let store = try Store(path: path, fullCheckMaxBytes: 0)
+            #expect(store.movedAsideCorruptFile == nil)
+            #expect(store.needsFullCheck)
+            #expect(try await store.pendingMessages(afterID: 0, limit: 10).map(\.topic) == ["a"], "the outbox is usable")
+            let finding = try #require(try Store.fullCheck(path: path), "the full check finds the damage")
+            try Store.markDamaged(path: path, finding: finding)
+        }
+        let replaced = try Store(path: path, fullCheckMaxBytes: 0)
+        let aside = try #require(replaced.movedAsideCorruptFile)
+        #expect(FileManager.default.fileExists(atPath: aside))
+        #expect(!FileManager.default.fileExists(atPath: path + ".damaged"), "the record is consumed")
+        #expect(try await replaced.fixes(fromMs: 0, toMs: .max).isEmpty)
+        #expect(try Store.fullCheck(path: path) == nil)
+    }
+
     @Test("retention prunes raw rows in chunks and keeps aggregates")
     func retention() async throws {
         let directory = try TemporaryDirectory()

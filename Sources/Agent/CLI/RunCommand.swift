@@ -17,6 +17,8 @@ struct RunCommand: AsyncParsableCommand {
             try await AgentRunner(config: config, logger: logger).run()
         } catch ExitCodeError.cannotCreate {
             throw ExitCode(73)  // EX_CANTCREAT
+        } catch is StoreDamagedError {
+            throw ExitCode(75)  // EX_TEMPFAIL: the next start replaces the damaged file
         }
     }
 }
