@@ -55,6 +55,9 @@ let package = Package(
             dependencies: ["Agent", "Store", "Bus", "CSQLite", "TestKit", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Sources/Bench"),
 
+        // The benchmark's memory baseline: only Foundation and a time zone (see its main.swift).
+        .executableTarget(name: "keepalive-rss-floor", path: "Sources/RSSFloor"),
+
         // Test support: real mosquitto, gpsd via gpsfake, the agent binary, MQTT clients.
         .target(name: "TestKit", path: "Tests/TestKit"),
         .testTarget(name: "TestKitTests", dependencies: ["TestKit"]),

@@ -11,5 +11,6 @@ if ! command -v swift >/dev/null 2>&1; then export PATH="/opt/swift/usr/bin:$PAT
 swift build -c release --product keepalive
 # The agent as deploy/package-deb.sh packages it (Swift runtime linked in): what runs on a Pi.
 swift build -c release --static-swift-stdlib --product keepalive --scratch-path .build-static
+swift build -c release --static-swift-stdlib --product keepalive-rss-floor --scratch-path .build-static
 swift build -c release --product keepalive-bench
 .build/release/keepalive-bench "$@"

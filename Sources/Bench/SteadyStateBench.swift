@@ -12,6 +12,7 @@ enum SteadyStateBench {
         let duration = Double(environment["KEEPALIVE_BENCH_STEADY_S"] ?? "600") ?? 600
         // The store's commit window: what write amplification mostly depends on.
         let batchMs = Int(environment["KEEPALIVE_BENCH_BATCH_MS"] ?? "1000") ?? 1000
+        let synchronous = environment["KEEPALIVE_BENCH_SYNCHRONOUS"] == "normal" ? "normal" : "full"
         let binary = BenchAgent.binary
         let broker = try MosquittoBroker()
         // About 3.6 sentences per fix in this capture: one fix a second.
@@ -28,6 +29,7 @@ enum SteadyStateBench {
             [store]
             path = "\(directory.file("store.db"))"
             batch_ms = \(batchMs)
+            synchronous = "\(synchronous)"
             [gps]
             port = \(gps.port)
             [hr]
@@ -61,10 +63,12 @@ enum SteadyStateBench {
         let written = Double(after.writeBytes - before.writeBytes)
         let stored = Double(rowsAfter.bytes - rowsBefore.bytes + published)
         let perHour = 3600 / window
-        table.add("steady state 1 Hz GPS + 1 Hz HR, \(Int(window)) s, batch_ms \(batchMs): CPU", cpuPercent, "% of a core",
+        table.add("steady state 1 Hz GPS + 1 Hz HR, \(Int(window)) s, batch_ms \(batchMs), synchronous \(synchronous): CPU", cpuPercent, "% of a core",
                   baseline: "—", 0, higherIsBetter: false, target: "≤ 1 %")
+        let floor = await BenchAgent.rssFloorKiB(timeZone: "UTC")
         table.add("steady state: peak RSS (VmHWM), all mappings\(BenchAgent.isStatic ? ", packaged (static) binary" : "")", Double(after.peakRSSKiB) / 1024, "MiB",
-                  baseline: "—", 0, higherIsBetter: false, target: "≤ 15 MiB")
+                  baseline: floor == nil ? "—" : "a program built the same way doing only Foundation + one time zone", Double(floor ?? 0) / 1024,
+                  higherIsBetter: false, target: "≤ 15 MiB")
         table.add("steady state: private memory (RssAnon)", Double(after.anonymousRSSKiB) / 1024, "MiB", baseline: "—", 0, higherIsBetter: false)
         table.add("steady state: bytes written to disk per hour", written * perHour / 1_048_576, "MiB/h",
                   baseline: "data stored (rows + published payloads) per hour", stored * perHour / 1_048_576, higherIsBetter: false,
@@ -135,4 +139,14 @@ enum BenchAgent {
     }
 
     static var isStatic: Bool { binary.contains("/.build-static/") }
+
+    /// Peak RSS (KiB) of `keepalive-rss-floor` built next to the agent, if it was built.
+    static func rssFloorKiB(timeZone: String) async -> Int? {
+        let floor = (binary as NSString).deletingLastPathComponent + "/keepalive-rss-floor"
+        guard FileManager.default.isExecutableFile(atPath: floor),
+            let process = try? ManagedProcess(name: "rss-floor", executable: floor, arguments: [timeZone])
+        else { return nil }
+        _ = await process.waitForExit(timeout: 30)
+        return Int(process.text.split(separator: " ").first ?? "")
+    }
 }
