@@ -59,7 +59,7 @@ let package = Package(
         .executableTarget(name: "keepalive-rss-floor", path: "Sources/RSSFloor"),
 
         // Test support: real mosquitto, gpsd via gpsfake, the agent binary, MQTT clients.
-        .target(name: "TestKit", path: "Tests/TestKit"),
+        .target(name: "TestKit", dependencies: ["CSpawn"], path: "Tests/TestKit"),
         .testTarget(name: "TestKitTests", dependencies: ["TestKit"]),
         .testTarget(name: "AgentTests", dependencies: ["Agent", "Bus", "Store", "TestKit"]),
         // The fault-injection suite: off unless KEEPALIVE_FAULTS=1 (scripts/faults.sh).

@@ -13,44 +13,23 @@ public final class ManagedProcess: @unchecked Sendable {
 
     /// Starts `executable` with `arguments`; stdout and stderr are both collected.
     ///
-    /// posix_spawn with an empty signal mask and default dispositions: a child spawned from a
-    /// test thread would otherwise inherit its blocked signals and ignore SIGTERM.
+    /// Every signal at its default disposition and unblocked (a child spawned from a test thread
+    /// would otherwise inherit its blocked signals and ignore SIGTERM), and tied to this process:
+    /// it is SIGKILLed if the test run dies without stopping it (see `Spawner`).
     public init(name: String, executable: String, arguments: [String], environment: [String: String]? = nil) throws {
         self.name = name
         var pipeFDs: [Int32] = [0, 0]
         guard pipe(&pipeFDs) == 0 else { throw POSIXError(.EMFILE) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 2)
-        posix_spawn_file_actions_addclose(&actions, pipeFDs[0])
-        posix_spawn_file_actions_addclose(&actions, pipeFDs[1])
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        var allSignals = sigset_t()
-        sigfillset(&allSignals)
-        posix_spawnattr_setsigdefault(&attributes, &allSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
         let environment = ProcessInfo.processInfo.environment.merging(environment ?? [:]) { $1 }
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        var child: pid_t = 0
-        let rc = posix_spawn(&child, executable, &actions, &attributes, argv, envp)
+        let outcome = Spawner.shared.spawn(
+            path: executable, argv: [executable] + arguments, envp: environment.map { "\($0.key)=\($0.value)" }, outputFD: pipeFDs[1])
         close(pipeFDs[1])
-        guard rc == 0 else {
+        guard case .success(let child) = outcome else {
             close(pipeFDs[0])
-            throw WaitTimeout(description: "cannot start \(executable): \(String(cString: strerror(rc)))")
+            if case .failure(let code) = outcome {
+                throw WaitTimeout(description: "cannot start \(executable): \(String(cString: strerror(code)))")
+            }
+            throw WaitTimeout(description: "cannot start \(executable)")
         }
         pid = child
         ProcessRegistry.shared.add(child)
