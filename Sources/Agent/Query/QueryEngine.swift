@@ -27,9 +27,10 @@ final class QueryEngine {
         answer(request, now: now, todayHealth: todayHealth, mayScan: true) ?? QueryError(code: .internal, message: "no reply").reply
     }
 
-    /// The reply to `request` if it takes only a few indexed lookups (a day's stored aggregate,
-    /// its first and last fix), nil if it needs a scan of the day's rows: a track, heart-rate
-    /// minutes, or a day whose aggregate must be rebuilt.
+    /// The reply to `request` if it takes only indexed lookups (a finished day's stored
+    /// aggregate, which keeps its first and last fix), nil if it needs a scan of the day's rows:
+    /// a track, heart-rate minutes, counting the fixes of a day without a final aggregate, or
+    /// rebuilding one.
     func quickAnswer(_ request: QueryRequest, now: Date, todayHealth: HealthDocument?) -> QueryReply? {
         guard request.format == .json, !request.include.contains(.track), !request.include.contains(.hr) else { return nil }
         return answer(request, now: now, todayHealth: todayHealth, mayScan: false)

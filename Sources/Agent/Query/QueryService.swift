@@ -8,13 +8,13 @@ import Store
 /// request.
 ///
 /// Requests arrive on the MQTT network thread. Cheap checks (size, rate, reply topic) run there
-/// and refusals go out at once. So does the common request — a day's health and location as
-/// JSON — when the store answers it with a few indexed lookups (the day's stored aggregate, its
-/// first and last fix): tens of microseconds, bounded by the rate limit, and the reply leaves
-/// in the same turn of the loop. Everything that scans a day's rows (tracks, heart-rate
-/// minutes, GPX, a day to rebuild) goes to one serial queue (at most `maximumQueued` waiting)
-/// with its own read-only connection: a flood of queries blocks neither the MQTT network
-/// thread, nor Swift's task threads, nor the sample writer.
+/// and refusals go out at once. So does the common request — a finished day's health and
+/// location as JSON — which the store answers from one row (the day's final aggregate, which
+/// keeps the day's first and last fix): tens of microseconds, bounded by the rate limit, and
+/// the reply leaves in the same turn of the loop. Everything that scans a day's rows (tracks,
+/// heart-rate minutes, GPX, counting today's fixes, a day to rebuild) goes to one serial queue
+/// (at most `maximumQueued` waiting) with its own read-only connection: a flood of queries
+/// blocks neither the MQTT network thread, nor Swift's task threads, nor the sample writer.
 final class QueryService: Service, Sendable, CustomStringConvertible {
     let filters: [String]
     private let client: MQTTClient
