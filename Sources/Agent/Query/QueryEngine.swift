@@ -112,10 +112,9 @@ final class QueryEngine {
         let nowMs = Self.ms(now)
         let isToday = bounds.start <= nowMs && nowMs < bounds.end
         let stored = try reader.dayAggregate(date: day.description)
-        // A final aggregate with samples or fixes settles it without looking at the raw rows.
-        let hasData = try stored.map { $0.final && Self.aggregateHasData($0.payload) } == true
+        // A stored aggregate with samples or fixes settles it without looking at the raw rows.
+        let hasData = try stored.map { Self.aggregateHasData($0.payload) } == true
             || reader.hasRawData(fromMs: bounds.start, toMs: bounds.end)
-            || stored.map { Self.aggregateHasData($0.payload) } == true
 
         var health: JSONValue = .null
         if include.contains(.health) {
