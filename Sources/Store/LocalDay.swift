@@ -7,7 +7,7 @@ public struct LocalDay: Sendable, Hashable, Comparable, CustomStringConvertible 
     public let month: Int
     public let day: Int
     public let timeZone: TimeZone
-    /// Made once per value: creating a Calendar costs more than the date arithmetic done with it.
+    /// From a cache per zone: creating a Calendar costs more than the date arithmetic done with it.
     private let calendar: Calendar
 
     /// Parses `YYYY-MM-DD` strictly (a real date, four-digit year); nil otherwise.

@@ -128,9 +128,7 @@ public actor Store {
     /// Records that a full check found the file damaged: the next start moves it aside and
     /// begins a new one (the agent cannot swap the file it is writing to while it runs).
     public static func markDamaged(path: String, finding: String) throws {
-        try Array(finding.utf8).withUnsafeBytes { bytes in
-            try Data(bytes).write(to: URL(fileURLWithPath: damageMarker(path)), options: .atomic)
-        }
+        try Data(finding.utf8).write(to: URL(fileURLWithPath: damageMarker(path)), options: .atomic)
     }
 
     private static func damageMarker(_ path: String) -> String { path + ".damaged" }
