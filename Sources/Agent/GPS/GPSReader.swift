@@ -121,8 +121,7 @@ final class GPSReader: @unchecked Sendable {
                         }
                     }
                 }
-                let now = DispatchTime.now().uptimeNanoseconds
-                let silent = now > lastValid.uptimeNanoseconds ? Double(now - lastValid.uptimeNanoseconds) / 1e9 : 0
+                let silent = secondsSince(uptimeNanoseconds: lastValid.uptimeNanoseconds)
                 if silent >= fixTimeout {
                     reacquisitions += 1
                     reacquiring = true

@@ -77,11 +77,7 @@ final class BusService: Service, Sendable, CustomStringConvertible {
         while client.connectionState != .stopped {
             try? await Task.sleep(for: .milliseconds(250))
             await drain.flushAcknowledgements()
-            let now = DispatchTime.now().uptimeNanoseconds
-            let lastLoop = client.lastLoopUptimeNanos
-            // The network thread may go round between the two reads: then it is "just now", not
-            // an unsigned underflow (which traps).
-            let sinceLoop = now > lastLoop ? Double(now - lastLoop) / 1e9 : 0
+            let sinceLoop = secondsSince(uptimeNanoseconds: client.lastLoopUptimeNanos)
             if sinceLoop < 5 || client.connectionState == .connecting { heartbeats.beat("mqtt") }
         }
     }
