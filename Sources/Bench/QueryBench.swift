@@ -132,10 +132,6 @@ enum QueryBench {
             }
         }
         client.stop()
-        func percentile(_ values: [Double], _ p: Double) -> Double {
-            let sorted = values.sorted()
-            return sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]
-        }
         table.add("query round trip p50 (a day's health + location, \(storedDays)-day store)", percentile(queryTimes, 0.5), "ms",
                   baseline: "broker publish→receive p50 (one hop)", percentile(brokerTimes, 0.5), higherIsBetter: false)
         table.add("query round trip p99", percentile(queryTimes, 0.99), "ms",

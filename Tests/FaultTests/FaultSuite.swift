@@ -23,11 +23,5 @@ enum FaultSuite {
         try? handle?.close()
     }
 
-    static func percentile(_ values: [Double], _ p: Double) -> Double {
-        guard !values.isEmpty else { return .nan }
-        let sorted = values.sorted()
-        return sorted[min(sorted.count - 1, max(0, Int((Double(sorted.count) * p).rounded(.up)) - 1))]
-    }
-
     static func format(_ value: Double, _ digits: Int = 1) -> String { String(format: "%.\(digits)f", value) }
 }

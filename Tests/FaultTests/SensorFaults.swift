@@ -43,7 +43,7 @@ struct SensorFaults {
         #expect((recoveries.max() ?? 0) <= fixTimeout + backoffCap + gpsdWarmUp, "recoveries: \(recoveries)")
         FaultSuite.report(
             "gpsd killed and restarted × 20",
-            "fixed again every time: p50 \(FaultSuite.format(FaultSuite.percentile(recoveries, 0.5))) s, max \(FaultSuite.format(recoveries.max() ?? 0)) s after gpsd is back (bound: fix_timeout \(Int(fixTimeout)) s + backoff cap \(Int(backoffCap)) s + gpsd warm-up)")
+            "fixed again every time: p50 \(FaultSuite.format(percentile(recoveries, 0.5))) s, max \(FaultSuite.format(recoveries.max() ?? 0)) s after gpsd is back (bound: fix_timeout \(Int(fixTimeout)) s + backoff cap \(Int(backoffCap)) s + gpsd warm-up)")
         #expect(agent.stop() == 0)
     }
 
@@ -63,7 +63,7 @@ struct SensorFaults {
         #expect((intervals.max() ?? 0) <= fixTimeout + backoffCap + 1, "intervals: \(intervals)")
         FaultSuite.report(
             "receiver without a fix",
-            "10 reacquisitions, every \(FaultSuite.format(FaultSuite.percentile(intervals, 0.5))) s (max \(FaultSuite.format(intervals.max() ?? 0)) s; bound \(Int(fixTimeout)) + \(Int(backoffCap)) s)")
+            "10 reacquisitions, every \(FaultSuite.format(percentile(intervals, 0.5))) s (max \(FaultSuite.format(intervals.max() ?? 0)) s; bound \(Int(fixTimeout)) + \(Int(backoffCap)) s)")
         #expect(agent.stop() == 0)
     }
 
@@ -99,7 +99,7 @@ struct SensorFaults {
         #expect((detections.max() ?? 0) <= stallTimeout + backoffCap + 1, "detections: \(detections)")
         FaultSuite.report(
             "bridge stalls silently × 20",
-            "reacquired every time: noticed after p50 \(FaultSuite.format(FaultSuite.percentile(detections, 0.5))) s, max \(FaultSuite.format(detections.max() ?? 0)) s (bound \(Int(stallTimeout)) + \(Int(backoffCap)) s); streaming again after max \(FaultSuite.format(resumptions.max() ?? 0)) s")
+            "reacquired every time: noticed after p50 \(FaultSuite.format(percentile(detections, 0.5))) s, max \(FaultSuite.format(detections.max() ?? 0)) s (bound \(Int(stallTimeout)) + \(Int(backoffCap)) s); streaming again after max \(FaultSuite.format(resumptions.max() ?? 0)) s")
         #expect(agent.stop() == 0)
     }
 }
