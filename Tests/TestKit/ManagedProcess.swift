@@ -21,15 +21,15 @@ public final class ManagedProcess: @unchecked Sendable {
         var pipeFDs: [Int32] = [0, 0]
         guard pipe(&pipeFDs) == 0 else { throw POSIXError(.EMFILE) }
         let environment = ProcessInfo.processInfo.environment.merging(environment ?? [:]) { $1 }
-        let outcome = Spawner.shared.spawn(
-            path: executable, argv: [executable] + arguments, envp: environment.map { "\($0.key)=\($0.value)" }, outputFD: pipeFDs[1])
-        close(pipeFDs[1])
-        guard case .success(let child) = outcome else {
+        let child: pid_t
+        do {
+            child = try Spawner.shared.spawn(
+                path: executable, argv: [executable] + arguments, envp: environment.map { "\($0.key)=\($0.value)" }, outputFD: pipeFDs[1])
+            close(pipeFDs[1])
+        } catch {
             close(pipeFDs[0])
-            if case .failure(let code) = outcome {
-                throw WaitTimeout(description: "cannot start \(executable): \(String(cString: strerror(code)))")
-            }
-            throw WaitTimeout(description: "cannot start \(executable)")
+            close(pipeFDs[1])
+            throw error
         }
         pid = child
         ProcessRegistry.shared.add(child)

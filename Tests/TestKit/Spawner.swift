@@ -10,17 +10,12 @@ import Foundation
 public final class Spawner: @unchecked Sendable {
     public static let shared = Spawner()
 
-    public enum Outcome: Sendable {
-        case success(pid_t)
-        case failure(Int32)
-    }
-
     private struct Request {
         var path: String
         var argv: [String]
         var envp: [String]
         var outputFD: Int32
-        var done: (Outcome) -> Void
+        var done: (_ pid: pid_t, _ error: Int32) -> Void
     }
 
     private let condition = NSCondition()
@@ -32,19 +27,21 @@ public final class Spawner: @unchecked Sendable {
         thread.start()
     }
 
-    /// Starts `path` (stdin /dev/null, stdout and stderr on `outputFD`); waits for the fork.
-    public func spawn(path: String, argv: [String], envp: [String], outputFD: Int32) -> Outcome {
+    /// Starts `path` (stdin /dev/null, stdout and stderr on `outputFD`) and returns its pid;
+    /// waits for the fork, throws when the program cannot be started.
+    public func spawn(path: String, argv: [String], envp: [String], outputFD: Int32) throws -> pid_t {
         let finished = DispatchSemaphore(value: 0)
-        let result = OutcomeBox()
+        let result = SpawnResult()
         condition.lock()
-        requests.append(Request(path: path, argv: argv, envp: envp, outputFD: outputFD) { outcome in
-            result.value = outcome
+        requests.append(Request(path: path, argv: argv, envp: envp, outputFD: outputFD) { pid, error in
+            (result.pid, result.error) = (pid, error)
             finished.signal()
         })
         condition.signal()
         condition.unlock()
         finished.wait()
-        return result.value
+        guard result.pid > 0 else { throw WaitTimeout(description: "cannot start \(path): \(String(cString: strerror(result.error)))") }
+        return result.pid
     }
 
     private func serve() {
@@ -59,11 +56,13 @@ public final class Spawner: @unchecked Sendable {
             let error = errno
             argv.forEach { free($0) }
             envp.forEach { free($0) }
-            request.done(pid > 0 ? .success(pid) : .failure(error))
+            request.done(pid, error)
         }
     }
 }
 
-private final class OutcomeBox: @unchecked Sendable {
-    var value: Spawner.Outcome = .failure(EINVAL)
+/// Handed from the spawner thread to the waiting caller (the semaphore orders the accesses).
+private final class SpawnResult: @unchecked Sendable {
+    var pid: pid_t = -1
+    var error: Int32 = EINVAL
 }
