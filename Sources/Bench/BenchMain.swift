@@ -121,15 +121,11 @@ enum IngestBench {
 
     /// The same inserts through GRDB (DatabasePool: WAL), to decide between it and the C API.
     static func grdbInsertLoop(path: String, fixes: [StoredFix]) throws -> Double {
+        _ = try Store(path: path)  // the store's own layout, as for the raw loops
         let pool = try DatabasePool(path: path)
         try pool.writeWithoutTransaction { db in
             // GRDB sets NORMAL for WAL when it opens the writer; the store's default is FULL.
             try db.execute(sql: "PRAGMA synchronous = FULL")
-            try db.execute(sql: """
-                CREATE TABLE fix (id INTEGER PRIMARY KEY, ts_ms INTEGER NOT NULL UNIQUE, received_ms INTEGER NOT NULL,
-                lat REAL NOT NULL, lon REAL NOT NULL, alt_hae REAL, alt_msl REAL, speed REAL, track REAL, climb REAL,
-                eph REAL, epv REAL, mode INTEGER NOT NULL, satellites INTEGER, time_source TEXT NOT NULL)
-                """)
         }
         let start = DispatchTime.now()
         for batchStart in stride(from: 0, to: fixes.count, by: batch) {
@@ -148,19 +144,8 @@ enum IngestBench {
 
     /// Notifications and their RR intervals with two prepared statements, as the store does.
     static func rawHeartRateLoop(path: String, samples: [StoredHeartRate]) throws -> Double {
-        var db: OpaquePointer?
-        sqlite3_open(path, &db)
+        let db = try openRaw(path)
         defer { sqlite3_close(db) }
-        sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", nil, nil, nil)
-        sqlite3_exec(db, """
-            CREATE TABLE hr_sample (id INTEGER PRIMARY KEY, sensor TEXT NOT NULL, ts_ms INTEGER NOT NULL, received_ms INTEGER NOT NULL,
-            bpm INTEGER NOT NULL, contact INTEGER NOT NULL, energy_kj INTEGER, valid INTEGER NOT NULL, raw BLOB NOT NULL,
-            UNIQUE (sensor, ts_ms));
-            CREATE INDEX hr_sample_by_time ON hr_sample (ts_ms);
-            CREATE TABLE rr_interval (sample_id INTEGER NOT NULL, position INTEGER NOT NULL, ts_ms INTEGER NOT NULL,
-            rr_1024 INTEGER NOT NULL, PRIMARY KEY (sample_id, position)) WITHOUT ROWID;
-            CREATE INDEX rr_interval_by_time ON rr_interval (ts_ms);
-            """, nil, nil, nil)
         var sample: OpaquePointer?
         var interval: OpaquePointer?
         sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO hr_sample (sensor, ts_ms, received_ms, bpm, contact, energy_kj, valid, raw) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", -1, &sample, nil)
@@ -197,16 +182,19 @@ enum IngestBench {
         return Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
     }
 
-    static func rawInsertLoop(path: String, fixes: [StoredFix]) throws -> Double {
+    /// A bare sqlite3 connection to a file laid out exactly as the store lays it out (the store
+    /// creates it: same tables, indexes and file settings), with the store's connection pragmas.
+    static func openRaw(_ path: String) throws -> OpaquePointer? {
+        _ = try Store(path: path)
         var db: OpaquePointer?
         sqlite3_open(path, &db)
+        sqlite3_exec(db, "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;", nil, nil, nil)
+        return db
+    }
+
+    static func rawInsertLoop(path: String, fixes: [StoredFix]) throws -> Double {
+        let db = try openRaw(path)
         defer { sqlite3_close(db) }
-        sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", nil, nil, nil)
-        sqlite3_exec(db, """
-            CREATE TABLE fix (id INTEGER PRIMARY KEY, ts_ms INTEGER NOT NULL UNIQUE, received_ms INTEGER NOT NULL,
-            lat REAL NOT NULL, lon REAL NOT NULL, alt_hae REAL, alt_msl REAL, speed REAL, track REAL, climb REAL,
-            eph REAL, epv REAL, mode INTEGER NOT NULL, satellites INTEGER, time_source TEXT NOT NULL)
-            """, nil, nil, nil)
         var statement: OpaquePointer?
         sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO fix VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &statement, nil)
         defer { sqlite3_finalize(statement) }
