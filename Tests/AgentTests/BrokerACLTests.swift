@@ -24,13 +24,7 @@ struct BrokerACLTests {
         let certificates = try await TestCertificates.make(in: directory)
         let users = [("keepalive-pi", "pi-pass"), ("phone", "phone-pass"), ("hrbridge", "bridge-pass")]
         let passwords = try await TestCertificates.passwordFile(in: directory, users: users)
-        let broker = try MosquittoBroker(extraConfig: """
-            cafile \(certificates.caFile)
-            certfile \(certificates.certFile)
-            keyfile \(certificates.keyFile)
-            password_file \(passwords)
-            acl_file \(Self.acl)
-            """)
+        let broker = try MosquittoBroker.tls(certificates, passwordFile: passwords, extraConfig: "acl_file \(Self.acl)")
         func login(_ user: String, _ password: String) -> [String] { ["--cafile", certificates.caFile, "-u", user, "-P", password] }
         let device = login("keepalive-pi", "pi-pass"), phone = login("phone", "phone-pass"), bridge = login("hrbridge", "bridge-pass")
 

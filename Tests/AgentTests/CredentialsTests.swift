@@ -96,13 +96,7 @@ struct CredentialsTests {
         let client = try await certificates.client(named: "pi", in: directory)
         let password = "pw-\(UInt64.random(in: 0...UInt64.max))"
         let passwords = try await TestCertificates.passwordFile(in: directory, user: "keepalive-pi", password: password)
-        let broker = try MosquittoBroker(extraConfig: """
-            cafile \(certificates.caFile)
-            certfile \(certificates.certFile)
-            keyfile \(certificates.keyFile)
-            require_certificate true
-            password_file \(passwords)
-            """)
+        let broker = try MosquittoBroker.tls(certificates, requireClientCertificate: true, passwordFile: passwords)
 
         // As /etc/keepalive holds them: root-only secrets, a world-readable configuration.
         let secretPassword = try directory.write("mqtt.password", password + "\n")

@@ -95,13 +95,7 @@ struct SecretHygieneTests {
         let client = try await certificates.client(named: "pi", in: directory)
         let secret = "tr4ce-\(UInt64.random(in: 0...UInt64.max))"
         let passwords = try await TestCertificates.passwordFile(in: directory, user: "pi", password: secret)
-        let broker = try MosquittoBroker(extraConfig: """
-            cafile \(certificates.caFile)
-            certfile \(certificates.certFile)
-            keyfile \(certificates.keyFile)
-            require_certificate true
-            password_file \(passwords)
-            """)
+        let broker = try MosquittoBroker.tls(certificates, requireClientCertificate: true, passwordFile: passwords)
         let tls = ["--cafile", certificates.caFile, "--cert", client.certFile, "--key", client.keyFile, "-u", "pi", "-P", secret]
         let watcher = try await MQTTSubscriber(port: broker.port, filter: "keepalive/#", extraArguments: tls)
 
