@@ -69,6 +69,11 @@ public enum TopicRules {
         isValidMQTTString(bytes) ? nil : "must be at most 65535 bytes of UTF-8 without control characters or non-characters"
     }
 
+    /// Whether `topic` is `root` or below it (`root/…`), byte for byte.
+    public static func isWithin(_ topic: [UInt8], tree root: [UInt8]) -> Bool {
+        topic.starts(with: root) && (topic.count == root.count || topic[root.count] == slash)
+    }
+
     /// Whether `topic` matches the subscription `filter`, level by level, byte for byte.
     public static func matches(filter: String, topic: String) -> Bool {
         matches(filter: Array(filter.utf8), topic: Array(topic.utf8))

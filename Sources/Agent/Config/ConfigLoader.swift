@@ -231,11 +231,10 @@ public enum ConfigLoader {
         }
         for filter in query.replyTopics {
             if let problem = TopicRules.problemWithFilter(filter) { throw section.error("reply_topics", "\"\(filter)\": \(problem)") }
-            let bytes = Array(filter.utf8), root = Array(prefix.utf8)
-            if bytes.first == UInt8(ascii: "$") {
+            if filter.utf8.first == UInt8(ascii: "$") {
                 throw section.error("reply_topics", "\"\(filter)\" can never match: replies to $ topics are always refused")
             }
-            if bytes.starts(with: root) && (bytes.count == root.count || bytes[root.count] == UInt8(ascii: "/")) {
+            if TopicRules.isWithin(Array(filter.utf8), tree: Array(prefix.utf8)) {
                 throw section.error("reply_topics", "\"\(filter)\" can never match: replies into \(prefix)/… are always refused")
             }
         }

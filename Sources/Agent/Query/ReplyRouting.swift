@@ -70,10 +70,10 @@ struct ReplyRouting: Sendable {
         }
         if topic.contains(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") }) { return "contains a wildcard" }
         if topic.first == UInt8(ascii: "$") { return "starts with $ (broker topics)" }
-        if Self.isInTree(topic, root: ownRoot) {
+        if TopicRules.isWithin(topic, tree: ownRoot) {
             return "is inside the agent's own topics (\(String(decoding: ownRoot, as: UTF8.self))/…)"
         }
-        if Self.isInTree(topic, root: prefix) {
+        if TopicRules.isWithin(topic, tree: prefix) {
             return "is inside another device's topics (\(String(decoding: prefix, as: UTF8.self))/…)"
         }
         for (filter, reason) in refused where TopicRules.matches(filter: filter, topic: topic) { return reason }
@@ -81,10 +81,5 @@ struct ReplyRouting: Sendable {
             return "is not in [query] reply_topics"
         }
         return nil
-    }
-
-    /// `root` itself or anything below it, compared byte for byte.
-    private static func isInTree(_ topic: [UInt8], root: [UInt8]) -> Bool {
-        topic.starts(with: root) && (topic.count == root.count || topic[root.count] == UInt8(ascii: "/"))
     }
 }
