@@ -18,7 +18,7 @@ sudo apt-get install -y -qq --no-install-recommends gpsd gpsd-clients mosquitto 
 OUT=$(mktemp -d)
 DEB=$(deploy/package-deb.sh "$OUT" | tail -1)
 sudo apt-get install -y "$DEB"
-keepalive check-config /etc/keepalive/config.toml
+sudo keepalive check-config /etc/keepalive/config.toml
 cat <<MSG
 Installed $(keepalive --version). Next:
   sudoedit /etc/keepalive/config.toml        # broker, timezone, heart-rate transport

@@ -54,6 +54,18 @@ echo "/etc/keepalive/config.toml" >"$STAGE/DEBIAN/conffiles"
 cat >"$STAGE/DEBIAN/postinst" <<'SCRIPT'
 #!/bin/sh
 set -e
+# The broker password and TLS client key the unit loads with LoadCredential= (deploy/README.md):
+# root's alone. systemd reads them as root and hands the service its own copies.
+if [ "$1" = "configure" ]; then
+    for secret in mqtt.password mqtt.key; do
+        file="${DPKG_ROOT:-}/etc/keepalive/$secret"
+        if [ -f "$file" ] && [ ! -L "$file" ] && [ "$(stat -c '%u:%g %a' "$file")" != "0:0 600" ]; then
+            chown root:root "$file"
+            chmod 0600 "$file"
+            echo "keepalive: /etc/keepalive/$secret is now root:root, mode 0600 (the service gets it as a systemd credential)"
+        fi
+    done
+fi
 # The service runs as a DynamicUser; systemd creates it and /var/lib/keepalive on start.
 # Enable, do not start: the owner sets broker and timezone in /etc/keepalive/config.toml first.
 if [ "$1" = "configure" ] && [ -z "${DPKG_ROOT:-}" ] && [ -d /run/systemd/system ]; then

@@ -62,8 +62,23 @@ struct DebianPackageTests {
             try FileManager.default.createDirectory(atPath: root.file(directory), withIntermediateDirectories: true)
         }
         for file in ["var/lib/dpkg/status", "var/lib/dpkg/available"] { _ = FileManager.default.createFile(atPath: root.file(file), contents: nil) }
+        // Secrets an owner put in place too openly: postinst makes them root's alone, as the unit's
+        // LoadCredential= expects (deploy/README.md).
+        try FileManager.default.createDirectory(atPath: root.file("etc/keepalive"), withIntermediateDirectories: true)
+        let secrets = [("mqtt.password", 0o644), ("mqtt.key", 0o640)]
+        for (secret, mode) in secrets {
+            _ = FileManager.default.createFile(atPath: root.file("etc/keepalive/\(secret)"), contents: Data("x\n".utf8))
+            chown(root.file("etc/keepalive/\(secret)"), 65534, 65534)
+            chmod(root.file("etc/keepalive/\(secret)"), mode_t(mode))
+        }
         let (installed, installLog) = try await run(dpkg, ["--root=\(root.path)", "--force-script-chrootless", "--force-depends", "--log=/dev/null", "-i", deb])
         #expect(installed == 0, "\(installLog)")
+        for (secret, _) in secrets {
+            let attributes = try FileManager.default.attributesOfItem(atPath: root.file("etc/keepalive/\(secret)"))
+            #expect((attributes[.posixPermissions] as? Int) == 0o600, "\(secret)")
+            #expect((attributes[.ownerAccountID] as? Int) == 0, "\(secret)")
+        }
+        #expect(installLog.contains("mqtt.password is now root:root, mode 0600"), "\(installLog)")
         let binary = root.file("usr/bin/keepalive")
         let (versionStatus, version) = try await run(binary, ["--version"])
         #expect(versionStatus == 0 && version.trimmingCharacters(in: .whitespacesAndNewlines) == "0.1.0")

@@ -49,6 +49,9 @@ struct DeployFilesTests {
         _ = try kit.write("keepalive_0.1.0_arm64.deb", "not really a package")
         _ = try kit.write("config.toml", "[device]\nid = \"backpack\"\n")
         _ = try kit.write("mqtt.password", "secret\n")
+        _ = try kit.write("mqtt.key", "-----BEGIN PRIVATE KEY-----\n")
+        _ = try kit.write("mqtt.crt", "-----BEGIN CERTIFICATE-----\n")
+        for secret in ["mqtt.password", "mqtt.key"] { chmod(kit.file(secret), 0o644) }  // as on a FAT boot partition
         let root = try TemporaryDirectory("fakeroot")
         try FileManager.default.createDirectory(atPath: root.file("boot/firmware"), withIntermediateDirectories: true)
         _ = try root.write("boot/firmware/cmdline.txt",
@@ -59,8 +62,17 @@ struct DeployFilesTests {
         let manager = FileManager.default
         #expect(manager.fileExists(atPath: root.file("var/lib/keepalive-firstboot/keepalive_0.1.0_arm64.deb")))
         #expect(try String(contentsOfFile: root.file("etc/keepalive/config.toml"), encoding: .utf8).contains("backpack"))
-        let attributes = try manager.attributesOfItem(atPath: root.file("etc/keepalive/mqtt.password"))
-        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        // Where the unit's LoadCredential= reads them, root's alone; and gone from the boot partition.
+        for secret in ["mqtt.password", "mqtt.key"] {
+            let attributes = try manager.attributesOfItem(atPath: root.file("etc/keepalive/\(secret)"))
+            #expect((attributes[.posixPermissions] as? Int) == 0o600, "\(secret)")
+            #expect((attributes[.ownerAccountID] as? Int) == 0, "\(secret)")
+            #expect(!manager.fileExists(atPath: kit.file(secret)), "\(secret) left on the boot partition")
+        }
+        #expect((try manager.attributesOfItem(atPath: root.file("etc/keepalive/mqtt.crt"))[.posixPermissions] as? Int) == 0o644)
+        let agentUnit = try String(contentsOfFile: "\(Tools.packageRoot)/deploy/keepalive.service", encoding: .utf8)
+        #expect(agentUnit.contains("LoadCredential=mqtt.password:/etc/keepalive/mqtt.password"))
+        #expect(agentUnit.contains("LoadCredential=mqtt.key:/etc/keepalive/mqtt.key"))
         #expect(manager.isExecutableFile(atPath: root.file("usr/local/sbin/keepalive-install-when-online")))
         #expect(try manager.destinationOfSymbolicLink(atPath: root.file("etc/systemd/system/multi-user.target.wants/keepalive-firstboot.service"))
             == "/etc/systemd/system/keepalive-firstboot.service")

@@ -14,7 +14,7 @@ struct HeartRateCommandTests {
         return state != "Z" && state != "X"
     }
 
-    @Test("lines from the child are stored once; a silent child is restarted; SIGKILL of the agent takes the child with it")
+    @Test("lines from the child are stored once; a silent child is restarted and inherits no descriptor; SIGKILL of the agent takes the child with it")
     func commandBridge() async throws {
         let broker = try MosquittoBroker()
         let events = try await MQTTSubscriber(port: broker.port, filter: "keepalive/testpi/event/#")
@@ -39,6 +39,8 @@ struct HeartRateCommandTests {
         // Restarted children do not linger: only the newest may still run.
         let earlier = starts().dropLast()
         try await Wait.until(timeout: 5, "earlier bridge processes to be gone") { earlier.allSatisfy { !Self.isRunning($0) } }
+        // A restarted bridge inherits nothing of the agent's (by now connected, its store open).
+        try await BridgeIsolationTests.expectInheritsNothing(latest: { starts().last })
 
         let current = try #require(starts().last)
         try await Wait.until(timeout: 5, "the current bridge to run") { Self.isRunning(current) || starts().last != current }

@@ -18,6 +18,15 @@ public struct TestCertificates: Sendable {
         return TestCertificates(caFile: ca, certFile: cert, keyFile: key)
     }
 
+    /// A client certificate and key signed by this CA (for a broker with `require_certificate true`).
+    public func client(named name: String, in directory: TemporaryDirectory) async throws -> (certFile: String, keyFile: String) {
+        let caKey = (caFile as NSString).deletingLastPathComponent + "/ca.key"
+        let cert = directory.file("\(name).pem"), key = directory.file("\(name).key"), csr = directory.file("\(name).csr")
+        try await Self.run(["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=\(name)", "-keyout", key, "-out", csr])
+        try await Self.run(["x509", "-req", "-in", csr, "-CA", caFile, "-CAkey", caKey, "-CAcreateserial", "-days", "2", "-out", cert])
+        return (cert, key)
+    }
+
     private static func run(_ arguments: [String]) async throws {
         let process = try ManagedProcess(name: "openssl", executable: Tools.find("openssl"), arguments: arguments)
         guard await process.waitForExit(timeout: 60) == 0 else {
@@ -27,11 +36,19 @@ public struct TestCertificates: Sendable {
 
     /// A mosquitto password file with one user, made with mosquitto_passwd.
     public static func passwordFile(in directory: TemporaryDirectory, user: String, password: String) async throws -> String {
+        try await passwordFile(in: directory, users: [(user, password)])
+    }
+
+    /// A mosquitto password file with several users.
+    public static func passwordFile(in directory: TemporaryDirectory, users: [(name: String, password: String)]) async throws -> String {
         let path = directory.file("mosquitto.passwd")
-        let process = try ManagedProcess(
-            name: "mosquitto_passwd", executable: Tools.find("mosquitto_passwd"), arguments: ["-b", "-c", path, user, password])
-        guard await process.waitForExit(timeout: 20) == 0 else {
-            throw WaitTimeout(description: "mosquitto_passwd failed: \(process.text)")
+        for (index, user) in users.enumerated() {
+            let process = try ManagedProcess(
+                name: "mosquitto_passwd", executable: Tools.find("mosquitto_passwd"),
+                arguments: ["-b"] + (index == 0 ? ["-c"] : []) + [path, user.name, user.password])
+            guard await process.waitForExit(timeout: 20) == 0 else {
+                throw WaitTimeout(description: "mosquitto_passwd failed: \(process.text)")
+            }
         }
         return path
     }

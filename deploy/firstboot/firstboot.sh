@@ -11,7 +11,13 @@ cp "$KIT"/*.deb "$ROOT/var/lib/keepalive-firstboot/" 2>/dev/null || true
 [ -d "$KIT/deps" ] && cp "$KIT"/deps/*.deb "$ROOT/var/lib/keepalive-firstboot/" 2>/dev/null || true
 install -d -m 0755 "$ROOT/etc/keepalive"
 [ -f "$KIT/config.toml" ] && install -m 0644 "$KIT/config.toml" "$ROOT/etc/keepalive/config.toml"
-[ -f "$KIT/mqtt.password" ] && install -m 0600 "$KIT/mqtt.password" "$ROOT/etc/keepalive/mqtt.password"
+# Secrets root's alone: the unit hands them to the agent as systemd credentials (LoadCredential=).
+[ -f "$KIT/mqtt.password" ] && install -o root -g root -m 0600 "$KIT/mqtt.password" "$ROOT/etc/keepalive/mqtt.password"
+[ -f "$KIT/mqtt.key" ] && install -o root -g root -m 0600 "$KIT/mqtt.key" "$ROOT/etc/keepalive/mqtt.key"
+[ -f "$KIT/mqtt.crt" ] && install -m 0644 "$KIT/mqtt.crt" "$ROOT/etc/keepalive/mqtt.crt"
+# The boot partition is FAT, readable by every user of the Pi (and by anyone holding the card):
+# the secrets leave it once they are in place.
+rm -f "$KIT/mqtt.password" "$KIT/mqtt.key"
 [ -f "$KIT/gpsd.default" ] && install -D -m 0644 "$KIT/gpsd.default" "$ROOT/etc/default/gpsd"
 install -D -m 0755 "$KIT/install-when-online.sh" "$ROOT/usr/local/sbin/keepalive-install-when-online"
 install -D -m 0644 "$KIT/keepalive-firstboot.service" "$ROOT/etc/systemd/system/keepalive-firstboot.service"

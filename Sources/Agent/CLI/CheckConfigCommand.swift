@@ -17,6 +17,7 @@ struct CheckConfigCommand: ParsableCommand {
             printToStandardError("keepalive: configuration error: \(error)")
             throw ExitCode(ConfigError.exitCode)
         }
+        for warning in SecretAudit.warnings(for: config) { printToStandardError("keepalive: warning: \(warning)") }
         print("\(path): ok")
         print(ConfigSummary(config).text)
     }

@@ -13,6 +13,7 @@ struct RunCommand: AsyncParsableCommand {
         let config = try options.loadConfig()
         AgentLogging.bootstrap(level: options.logLevel.level)
         let logger = Logger(label: "keepalive")
+        for warning in SecretAudit.warnings(for: config) { logger.warning("a secret is readable by others", metadata: ["problem": "\(warning)"]) }
         do {
             try await AgentRunner(config: config, logger: logger).run()
         } catch ExitCodeError.cannotCreate {

@@ -37,6 +37,12 @@ public struct AgentConfig: Sendable, Equatable {
         public var username: String
         /// A file holding the password; the password itself never appears in the config.
         public var passwordFile: String
+        /// Where the password is read from: the systemd credential `mqtt.password` when given,
+        /// else `passwordFile`; nil without a password.
+        public var password: SecretFile?
+        /// Where the TLS client key is read from: the systemd credential `mqtt.key` when given,
+        /// else `keyfile`; nil without a client certificate.
+        public var clientKey: SecretFile?
         public var prefix: String
         public var clientID: String
         public var keepaliveS: Int
@@ -99,6 +105,9 @@ public struct AgentConfig: Sendable, Equatable {
         public var ratePerS: Double
         public var burst: Int
         public var maxReplyBytes: Int
+        /// MQTT filters a reply topic must match; empty: any topic outside the refused ones
+        /// (see `ReplyRouting`).
+        public var replyTopics: [String]
     }
 
     public struct Health: Sendable, Equatable {

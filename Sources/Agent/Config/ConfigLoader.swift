@@ -9,7 +9,9 @@ public enum ConfigLoader {
     public static let defaultPath = "/etc/keepalive/config.toml"
     static let sections = ["device", "mqtt", "gps", "hr", "store", "schedule", "query", "health"]
 
-    public static func load(path: String, system: SystemDefaults = .current) throws -> AgentConfig {
+    public static func load(path: String, system: SystemDefaults = .current, credentials: SystemdCredentials = .current) throws
+        -> AgentConfig
+    {
         let text: String
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
@@ -17,15 +19,17 @@ public enum ConfigLoader {
             let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read as UTF-8 text" : "no such file"
             throw ConfigError(file: path, message: "cannot read the configuration: \(reason)")
         }
-        return try parse(text: text, file: path, system: system)
+        return try parse(text: text, file: path, system: system, credentials: credentials)
     }
 
-    public static func parse(text: String, file: String = "config.toml", system: SystemDefaults = .current) throws -> AgentConfig {
+    public static func parse(
+        text: String, file: String = "config.toml", system: SystemDefaults = .current, credentials: SystemdCredentials = .current
+    ) throws -> AgentConfig {
         let document = try ConfigDocument(file: file, text: text)
         try document.rejectUnknownSections(known: sections)
 
         let device = try readDevice(document.section("device"), system: system)
-        let mqtt = try readMQTT(document.section("mqtt"), device: device)
+        let mqtt = try readMQTT(document.section("mqtt"), device: device, credentials: credentials)
         let config = AgentConfig(
             device: device,
             mqtt: mqtt,
@@ -33,7 +37,7 @@ public enum ConfigLoader {
             hr: try readHeartRate(document.section("hr")),
             store: try readStore(document.section("store")),
             schedule: try readSchedule(document.section("schedule")),
-            query: try readQuery(document.section("query")),
+            query: try readQuery(document.section("query"), prefix: mqtt.prefix),
             health: try readHealth(document.section("health")))
         return config
     }
@@ -54,7 +58,17 @@ public enum ConfigLoader {
         return device
     }
 
-    private static func readMQTT(_ section: ConfigSection, device: AgentConfig.Device) throws -> AgentConfig.MQTT {
+    private static func readMQTT(_ section: ConfigSection, device: AgentConfig.Device, credentials: SystemdCredentials) throws
+        -> AgentConfig.MQTT
+    {
+        if section.contains("password") {
+            throw section.error(
+                "password",
+                "a password does not belong in config.toml (anyone may read it, and check-config prints the configuration): "
+                    + "put it in /etc/keepalive/mqtt.password (one line, root-owned, mode 0600), which the systemd unit hands "
+                    + "the agent as credential \(SystemdCredentials.password), and set password_file to that path for runs "
+                    + "outside systemd (deploy/README.md)")
+        }
         let protocolNumber = try section.int("protocol", default: 5, in: Int.min...Int.max)
         guard let protocolVersion = AgentConfig.ProtocolVersion(rawValue: protocolNumber) else {
             throw section.error("protocol", "must be 5 (MQTT v5) or 311 (MQTT 3.1.1), got \(protocolNumber)")
@@ -70,6 +84,8 @@ public enum ConfigLoader {
             tlsInsecure: try section.bool("tls_insecure", default: false),
             username: try section.string("username", default: ""),
             passwordFile: try section.string("password_file", default: ""),
+            password: nil,
+            clientKey: nil,
             prefix: try section.string("prefix", default: "keepalive"),
             clientID: try section.string("client_id", default: ""),
             keepaliveS: try section.int("keepalive_s", default: 60, in: 5...65535),
@@ -95,19 +111,43 @@ public enum ConfigLoader {
                 throw section.error("cafile", "is required when tls = true (libmosquitto 2.0.11 cannot reconnect with the OS store alone)")
             }
             try requireReadableFile(mqtt.cafile, key: "cafile", in: section)
-            if mqtt.certfile.isEmpty != mqtt.keyfile.isEmpty {
-                throw section.error(mqtt.certfile.isEmpty ? "certfile" : "keyfile", "certfile and keyfile go together")
+            mqtt.clientKey = try secret(
+                SystemdCredentials.clientKey, else: "keyfile", mqtt.keyfile, in: section, credentials: credentials)
+            if mqtt.certfile.isEmpty != (mqtt.clientKey == nil) {
+                throw section.error(
+                    mqtt.certfile.isEmpty ? "certfile" : "keyfile",
+                    "certfile and keyfile go together (the key may come as systemd credential \(SystemdCredentials.clientKey) instead)")
             }
-            if !mqtt.certfile.isEmpty {
-                try requireReadableFile(mqtt.certfile, key: "certfile", in: section)
-                try requireReadableFile(mqtt.keyfile, key: "keyfile", in: section)
-            }
+            if !mqtt.certfile.isEmpty { try requireReadableFile(mqtt.certfile, key: "certfile", in: section) }
         }
-        if !mqtt.passwordFile.isEmpty {
-            if mqtt.username.isEmpty { throw section.error("password_file", "needs a username") }
-            try requireReadableFile(mqtt.passwordFile, key: "password_file", in: section)
+        mqtt.password = try secret(
+            SystemdCredentials.password, else: "password_file", mqtt.passwordFile, in: section, credentials: credentials)
+        if let password = mqtt.password, mqtt.username.isEmpty {
+            switch password.origin {
+            case .configured(let key): throw section.error(key, "needs a username")
+            case .credential(let name): throw section.error("username", "is needed with the password in systemd credential \(name)")
+            }
         }
         return mqtt
+    }
+
+    /// The file a secret is read from: the systemd credential `name` when it was given, else the
+    /// file the config key `key` names (which must then be readable), else none.
+    private static func secret(
+        _ name: String, else key: String, _ configured: String, in section: ConfigSection, credentials: SystemdCredentials
+    ) throws -> SecretFile? {
+        switch credentials.lookup(name) {
+        case .present(let path):
+            return SecretFile(path: path, origin: .credential(name: name))
+        case .unreadable(let path):
+            throw section.error(key, "systemd credential \(name) is not readable by this user: \(path)")
+        case .absent:
+            guard !configured.isEmpty else { return nil }
+            try requireReadableFile(
+                configured, key: key, in: section,
+                hint: " (the systemd unit hands it to the agent as credential \(name); by hand, run as root; see deploy/README.md)")
+            return SecretFile(path: configured, origin: .configured(key: key))
+        }
     }
 
     private static func readGPS(_ section: ConfigSection) throws -> AgentConfig.GPS {
@@ -178,15 +218,25 @@ public enum ConfigLoader {
         return schedule
     }
 
-    private static func readQuery(_ section: ConfigSection) throws -> AgentConfig.Query {
+    private static func readQuery(_ section: ConfigSection, prefix: String) throws -> AgentConfig.Query {
         let query = AgentConfig.Query(
             extraTopics: try section.stringArray("extra_topics", default: []),
             ratePerS: try section.double("rate_per_s", default: 5, in: 0.01...10_000),
             burst: try section.int("burst", default: 20, in: 1...100_000),
-            maxReplyBytes: try section.int("max_reply_bytes", default: 1_048_576, in: 1024...268_435_455))
+            maxReplyBytes: try section.int("max_reply_bytes", default: 1_048_576, in: 1024...268_435_455),
+            replyTopics: try section.stringArray("reply_topics", default: []))
         try section.rejectUnknownKeys()
         for topic in query.extraTopics {
             if let problem = TopicRules.problemWithFilter(topic) { throw section.error("extra_topics", "\"\(topic)\": \(problem)") }
+        }
+        for filter in query.replyTopics {
+            if let problem = TopicRules.problemWithFilter(filter) { throw section.error("reply_topics", "\"\(filter)\": \(problem)") }
+            if filter.utf8.first == UInt8(ascii: "$") {
+                throw section.error("reply_topics", "\"\(filter)\" can never match: replies to $ topics are always refused")
+            }
+            if TopicRules.isWithin(Array(filter.utf8), tree: Array(prefix.utf8)) {
+                throw section.error("reply_topics", "\"\(filter)\" can never match: replies into \(prefix)/… are always refused")
+            }
         }
         return query
     }
@@ -202,13 +252,13 @@ public enum ConfigLoader {
         return health
     }
 
-    private static func requireReadableFile(_ path: String, key: String, in section: ConfigSection) throws {
+    private static func requireReadableFile(_ path: String, key: String, in section: ConfigSection, hint: String = "") throws {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
             throw section.error(key, "no such file: \(path)")
         }
         guard FileManager.default.isReadableFile(atPath: path) else {
-            throw section.error(key, "not readable by this user: \(path)")
+            throw section.error(key, "not readable by this user: \(path)\(hint)")
         }
     }
 }

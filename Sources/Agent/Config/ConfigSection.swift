@@ -24,6 +24,9 @@ final class ConfigSection {
         return table?[key]
     }
 
+    /// Whether the section sets `key` (which then counts as read).
+    func contains(_ key: String) -> Bool { value(key) != nil }
+
     func string(_ key: String, default defaultValue: String) throws -> String {
         guard let raw = value(key) else { return defaultValue }
         guard let string = raw.string else { throw typeError(key, "a string", raw) }

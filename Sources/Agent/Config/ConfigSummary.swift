@@ -1,11 +1,17 @@
 /// The effective configuration as `check-config` prints it: every value after defaults,
-/// in TOML form. The MQTT password is never read here, only the path of its file.
+/// in TOML form. The MQTT password is never read here, only the path of its file (and whether a
+/// systemd credential stands in for it).
 struct ConfigSummary {
     let text: String
 
     init(_ config: AgentConfig) {
         func quoted(_ value: String) -> String { "\"\(value.replacingOccurrences(of: "\"", with: "\\\""))\"" }
         func list(_ values: [String]) -> String { "[" + values.map(quoted).joined(separator: ", ") + "]" }
+        /// A comment saying a systemd credential stands in for the configured file.
+        func fromCredential(_ secret: SecretFile?) -> String {
+            guard let secret, case .credential(let name) = secret.origin else { return "" }
+            return "  # unused: systemd credential \(name) stands in"
+        }
         let c = config
         text = """
             [device]
@@ -18,10 +24,10 @@ struct ConfigSummary {
             tls = \(c.mqtt.tls)
             cafile = \(quoted(c.mqtt.cafile))
             certfile = \(quoted(c.mqtt.certfile))
-            keyfile = \(quoted(c.mqtt.keyfile))
+            keyfile = \(quoted(c.mqtt.keyfile))\(fromCredential(c.mqtt.clientKey))
             tls_insecure = \(c.mqtt.tlsInsecure)
             username = \(quoted(c.mqtt.username))
-            password_file = \(quoted(c.mqtt.passwordFile))
+            password_file = \(quoted(c.mqtt.passwordFile))\(fromCredential(c.mqtt.password))
             prefix = \(quoted(c.mqtt.prefix))
             client_id = \(quoted(c.mqtt.clientID))
             keepalive_s = \(c.mqtt.keepaliveS)
@@ -63,6 +69,7 @@ struct ConfigSummary {
             rate_per_s = \(c.query.ratePerS)
             burst = \(c.query.burst)
             max_reply_bytes = \(c.query.maxReplyBytes)
+            reply_topics = \(list(c.query.replyTopics))
             [health]
             max_hr = \(c.health.maxHR)
             resting_hr = \(c.health.restingHR)

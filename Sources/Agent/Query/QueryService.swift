@@ -7,7 +7,7 @@ import Store
 /// Answers `<root>/selection/date` (and `[query] extra_topics`) with exactly one reply per
 /// request.
 ///
-/// Requests arrive on the MQTT network thread. Cheap checks (size, rate, reply topic) run there
+/// Requests arrive on the MQTT network thread. Cheap checks (size, reply topic, rate) run there
 /// and refusals go out at once. So does the common request — a finished day's health and
 /// location as JSON — which the store answers from one row (the day's final aggregate, which
 /// keeps the day's first and last fix): tens of microseconds, bounded by the rate limit, and
@@ -35,9 +35,7 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
         let root = config.topicRoot
         filters = ["\(root)/selection/date"] + config.query.extraTopics
         self.client = client
-        routing = ReplyRouting(
-            fallbackTopic: "\(root)/selection/result", ownRoot: root,
-            protectedTopics: config.mqtt.owntracksTopic.isEmpty ? [] : [config.mqtt.owntracksTopic])
+        routing = ReplyRouting(config: config)
         self.today = today
         self.logger = logger
         let makeEngine = {
@@ -61,6 +59,10 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
             case .failure: QueryRequest.replyTo(in: message.payload)
             }
         let route = routing.route(responseTopic: message.properties.responseTopic, replyTo: replyTo)
+        // Size (413), then the reply topic (403), then the rate (429): refusals take no token.
+        if case .failure(let error) = parsed, error.code == .tooLarge {
+            return send(error.reply, to: route.topic, correlationData: correlation)
+        }
         if let refusal = route.refusal { return send(refusal.reply, to: route.topic, correlationData: correlation) }
         guard bucket.take() else {
             return send(
@@ -76,6 +78,7 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
                 return send(reply, to: route.topic, correlationData: correlation)
             }
             guard waiting.increment(below: Self.maximumQueued) else {
+                bucket.giveBack()
                 return send(
                     QueryError(code: .rateLimited, message: "too many requests waiting; try again shortly").reply,
                     to: route.topic, correlationData: correlation)
@@ -119,6 +122,7 @@ private final class LockedTokenBucket: @unchecked Sendable {
     private var bucket: TokenBucket
     init(_ bucket: TokenBucket) { self.bucket = bucket }
     func take() -> Bool { lock.withLock { bucket.take() } }
+    func giveBack() { lock.withLock { bucket.giveBack() } }
 }
 
 private final class LockedCounter: @unchecked Sendable {

@@ -21,4 +21,9 @@ struct TokenBucket: Sendable {
         tokens -= 1
         return true
     }
+
+    /// Returns the token of a request refused after it took one (no room to queue it).
+    mutating func giveBack() {
+        tokens = min(burst, tokens + 1)
+    }
 }

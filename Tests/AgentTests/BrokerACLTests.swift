@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+import TestKit
+
+@testable import Store
+
+/// deploy/mosquitto/keepalive-device.acl, as shipped, in a real mosquitto with TLS and passwords.
+@Suite("Broker ACL")
+struct BrokerACLTests {
+    static let acl = "\(Tools.packageRoot)/deploy/mosquitto/keepalive-device.acl"
+
+    /// mosquitto_pub as `user`; returns what it printed (a refused QoS 1 publish exits 0 but says so).
+    static func publish(port: Int, tls: [String], topic: String, message: String) async throws -> String {
+        let process = try ManagedProcess(
+            name: "mosquitto_pub \(topic)", executable: Tools.mosquittoPub,
+            arguments: ["-h", "127.0.0.1", "-p", "\(port)", "-V", "5", "-q", "1", "-t", topic, "-m", message] + tls)
+        #expect(await process.waitForExit(timeout: 10) == 0, "\(process.text)")
+        return process.text
+    }
+
+    @Test("the agent works as its device user (status, replies, the bridge both ways); the broker keeps it out of another device's tree and others out of its own")
+    func deviceUser() async throws {
+        let directory = try TemporaryDirectory("acl")
+        let certificates = try await TestCertificates.make(in: directory)
+        let users = [("keepalive-pi", "pi-pass"), ("phone", "phone-pass"), ("hrbridge", "bridge-pass")]
+        let passwords = try await TestCertificates.passwordFile(in: directory, users: users)
+        let broker = try MosquittoBroker.tls(certificates, passwordFile: passwords, extraConfig: "acl_file \(Self.acl)")
+        func login(_ user: String, _ password: String) -> [String] { ["--cafile", certificates.caFile, "-u", user, "-P", password] }
+        let device = login("keepalive-pi", "pi-pass"), phone = login("phone", "phone-pass"), bridge = login("hrbridge", "bridge-pass")
+
+        let phoneSees = try await MQTTSubscriber(port: broker.port, filter: "keepalive/#", extraArguments: phone)
+        let phoneReplies = try await MQTTSubscriber(port: broker.port, filter: "reply/phone/#", extraArguments: phone)
+        let bridgeCommands = try await MQTTSubscriber(port: broker.port, filter: "hrbridge/v1/+/cmd", extraArguments: bridge)
+        // Another client logged in as the device: what the broker lets that user receive.
+        let deviceReceives = try await MQTTSubscriber(port: broker.port, filter: "keepalive/#", extraArguments: device)
+
+        let secret = try directory.write("mqtt.password", "pi-pass\n")
+        chmod(secret, 0o600)
+        let agent = try AgentProcess(
+            brokerPort: broker.port, deviceID: "pi",
+            extraConfig: "[hr]\nstall_timeout_s = 1\nreacquire_max_s = 1\n[query]\nreply_topics = [\"reply/#\"]\n", directory: directory,
+            environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "1"], start: false)
+        try agent.addToConfig(section: "mqtt", lines: [
+            "tls = true", "cafile = \"\(certificates.caFile)\"", "username = \"keepalive-pi\"", "password_file = \"\(secret)\"",
+        ])
+        try agent.start()
+        try await phoneSees.waitFor(timeout: 20, "the agent online, as keepalive-pi over TLS") {
+            $0.topic == "keepalive/pi/status" && $0.json?["state"] as? String == "online"
+        }
+
+        // A query from the phone, answered in its reply area (asked again until the agent's subscription is in).
+        var answered = false
+        for attempt in 0..<40 where !answered {
+            _ = try await Self.publish(
+                port: broker.port, tls: phone + ["-D", "publish", "response-topic", "reply/phone/1", "-D", "publish", "correlation-data", "q\(attempt)"],
+                topic: "keepalive/pi/selection/date", message: "2026-01-05")
+            answered = (try? await phoneReplies.waitFor(timeout: 0.5, "the reply") { $0.topic == "reply/phone/1" }) != nil
+        }
+        #expect(answered, "no reply in reply/phone/1; agent:\n\(agent.log.suffix(1500))")
+        #expect(phoneReplies.messages.first?.userProperties == "status:200")
+        // Without a response topic: the fallback topic, inside the device's tree.
+        _ = try await Self.publish(port: broker.port, tls: phone, topic: "keepalive/pi/selection/date", message: "2026-01-05")
+        try await phoneSees.waitFor("a reply on keepalive/pi/selection/result") { $0.topic == "keepalive/pi/selection/result" }
+
+        // The bridge: a real measurement in, then (silent for stall_timeout_s) a reconnect command out.
+        let line = try #require(try String(contentsOfFile: Tools.fixture("hr/nsr-60min.ndjson"), encoding: .utf8).split(separator: "\n").first)
+        let count = { (try? SQLiteConnection(path: agent.storePath, readOnly: true).scalarInt("SELECT count(*) FROM hr_sample")) ?? nil }
+        for attempt in 1...20 where (count() ?? 0) == 0 {
+            _ = try await Self.publish(port: broker.port, tls: bridge, topic: "hrbridge/v1/nsr-strap/measurement", message: String(line))
+            try? await Wait.until(timeout: 1, "the bridge's measurement stored (try \(attempt))") { (count() ?? 0) > 0 }
+        }
+        #expect(count() == 1, "the bridge's measurement was not stored; agent:\n\(agent.log.suffix(1500))")
+        let command = try await bridgeCommands.waitFor(timeout: 15, "a reconnect command to the bridge") { $0.topic == "hrbridge/v1/nsr-strap/cmd" }
+        #expect(command.json?["op"] as? String == "reconnect")
+
+        // A request for another device is not delivered to this device's user; one for it is (after it, in order).
+        _ = try await Self.publish(port: broker.port, tls: phone, topic: "keepalive/other/selection/date", message: "for-other")
+        _ = try await Self.publish(port: broker.port, tls: phone, topic: "keepalive/pi/selection/date", message: "for-pi")
+        try await deviceReceives.waitFor("the request for pi") { $0.payload == "for-pi" }
+        #expect(!deviceReceives.messages.contains { $0.topic.hasPrefix("keepalive/other/") }, "the device user received another device's request")
+        #expect(!deviceReceives.messages.contains { $0.topic == "keepalive/pi/status" }, "the device user reads only selection/date")
+
+        // Writing outside its tree: refused by the broker (v5 PUBACK 0x87), never delivered.
+        let intoOther = try await Self.publish(port: broker.port, tls: device, topic: "keepalive/other/status", message: "forged")
+        #expect(intoOther.contains("Not authorized"), "\(intoOther)")
+        let asDevice = try await Self.publish(port: broker.port, tls: phone, topic: "keepalive/pi/status", message: "forged")
+        #expect(asDevice.contains("Not authorized"), "\(asDevice)")
+        let intoData = try await Self.publish(port: broker.port, tls: bridge, topic: "keepalive/pi/location", message: "forged")
+        #expect(intoData.contains("Not authorized"), "\(intoData)")
+        _ = try await Self.publish(port: broker.port, tls: device, topic: "keepalive/pi/event/marker", message: "marker")
+        try await phoneSees.waitFor("the marker after the forgeries") { $0.payload == "marker" }
+        #expect(!phoneSees.messages.contains { $0.payload == "forged" })
+
+        // The agent itself never published anything the ACL refuses.
+        #expect(!agent.log.contains("broker refused a message"), "\(agent.log.suffix(2000))")
+        #expect(agent.stop() == 0)
+    }
+}
