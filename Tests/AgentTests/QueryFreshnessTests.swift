@@ -12,7 +12,7 @@ import TestKit
 /// is back). A stock mosquitto, a real gpsd (gpsfake), a real bridge child process.
 @Suite("Query freshness")
 struct QueryFreshnessTests {
-    @Test("a backlog for a past day streams in: every query reports exactly what was committed before it, health and location, past day and today; health/daily stays throttled")
+    @Test("a backlog for a past day streams in: every query reports exactly what was committed before it, health and location, past day and today, with the request's QoS; health/daily stays throttled")
     func readYourWrites() async throws {
         // A zone where it is about noon now, so 20 hours ago is yesterday afternoon there.
         var utc = Calendar(identifier: .gregorian)
@@ -100,6 +100,8 @@ struct QueryFreshnessTests {
             #expect(before.validHeartRates <= answered.health.validHeartRates && answered.health.validHeartRates <= after.validHeartRates, "\(context)")
             #expect(before.fixes <= answered.health.fixes && answered.health.fixes <= after.fixes, "\(context)")
             #expect(answered.locationFixes == answered.health.fixes, "\(context)")
+            // The reply carries the request's QoS (our subscription is QoS 1, so it is not capped).
+            #expect(reply.qos == Int(qos.rawValue), "\(context): reply QoS \(reply.qos)")
             rounds += 1
 
             guard day == pastDay else { continue }
