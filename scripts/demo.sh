@@ -30,6 +30,7 @@ else
   cat >"$DEMO/mosquitto.conf" <<CONF
 listener 1883 127.0.0.1
 allow_anonymous true
+set_tcp_nodelay true
 persistence true
 persistence_location $DEMO/
 CONF

@@ -16,7 +16,7 @@ struct AgentRunner {
             store = try Store(
                 path: config.store.path, synchronous: config.store.synchronous.rawValue,
                 fullCheckMaxBytes: Int64(environmentNumber("KEEPALIVE_STORE_FULL_CHECK_MAX_BYTES") ?? Double(Store.defaultFullCheckMaxBytes)),
-                logger: logger)
+                dayTimeZone: AggregateSettings(config: config).timeZone, logger: logger)
         } catch {
             logger.critical("cannot open the store", metadata: ["path": "\(config.store.path)", "error": "\(error)"])
             throw ExitCodeError.cannotCreate
@@ -90,13 +90,12 @@ struct AgentRunner {
                 logger: Logger(label: "keepalive.gps"))))
         }
         let settings = AggregateSettings(config: config)
-        let today = TodayHealth()
         let health = HealthPublisher(
             topicRoot: config.topicRoot, settings: settings, todayIntervalS: config.schedule.todayIntervalS,
-            dailyGraceS: config.schedule.dailyGraceS, store: store, writer: writer, clock: clock, today: today,
+            dailyGraceS: config.schedule.dailyGraceS, store: store, writer: writer, clock: clock,
             logger: Logger(label: "keepalive.health"))
         let queries = QueryService(
-            config: config, client: client, settings: settings, today: today,
+            config: config, client: client, settings: settings,
             logger: Logger(label: "keepalive.query"))
         for filter in queries.filters { client.handleOnNetworkThread(filter) { queries.receive($0) } }
         let status = StatusReporter(

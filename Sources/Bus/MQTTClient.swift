@@ -140,6 +140,7 @@ public final class MQTTClient: @unchecked Sendable {
                 if rc == MOSQ_ERR_NO_CONN.rawValue { throw MQTTError.notConnected }
                 throw MQTTError.publishFailed(Self.describe(rc))
             }
+            acknowledgeAtOnce()
             return (sessionNumber, mid)
         }
     }
@@ -173,6 +174,7 @@ public final class MQTTClient: @unchecked Sendable {
                 while !isStopRequested {
                     markLoop()
                     loopCode = mosquitto_loop(handle, 100, 1)
+                    acknowledgeAtOnce()
                     if loopCode != MOSQ_ERR_SUCCESS.rawValue { break }
                 }
                 if isStopRequested {
@@ -197,6 +199,19 @@ public final class MQTTClient: @unchecked Sendable {
     }
 
     private var isStopRequested: Bool { lock.withLock { stopRequested } }
+
+    /// TCP_QUICKACK: Linux leaves quick-ACK mode again as soon as it sees a request/response
+    /// pattern (data sent right after data received), so it is re-armed after every turn of the
+    /// loop and every publish. Without it our ACK of the broker's PUBACK waits up to 40 ms, and a
+    /// broker with Nagle on (mosquitto's default) holds its next packet to us — the next
+    /// request — until that ACK comes.
+    private func acknowledgeAtOnce() {
+        guard options.lowLatencyTCP else { return }
+        let socket = mosquitto_socket(handle)
+        guard socket >= 0 else { return }
+        var on: Int32 = 1
+        setsockopt(socket, Int32(IPPROTO_TCP), TCP_QUICKACK, &on, socklen_t(MemoryLayout<Int32>.size))
+    }
 
     /// Creates a fresh libmosquitto session with every option set, and connects (blocking).
     private func connectOnce() -> Int32 {
@@ -228,7 +243,7 @@ public final class MQTTClient: @unchecked Sendable {
         mosquitto_threaded_set(handle, true)
         mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, options.protocolVersion == 5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311)
         // Small messages go out at once instead of waiting on Nagle for the previous one's ACK.
-        mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, 1)
+        mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, options.lowLatencyTCP ? 1 : 0)
         mosquitto_connect_v5_callback_set(handle, mosquittoOnConnect)
         mosquitto_disconnect_v5_callback_set(handle, mosquittoOnDisconnect)
         mosquitto_publish_v5_callback_set(handle, mosquittoOnPublish)

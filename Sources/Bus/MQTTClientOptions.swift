@@ -15,6 +15,10 @@ public struct MQTTClientOptions: Sendable {
     public var will: MQTTMessage?
     public var reconnectMinS: Double
     public var reconnectMaxS: Double
+    /// TCP_NODELAY, and TCP_QUICKACK re-armed after every read and write: no small packet waits
+    /// for an acknowledgement (Nagle) and none of ours is held back (delayed ACK). Off only to
+    /// measure what a client with the kernel's defaults sees.
+    public var lowLatencyTCP: Bool
 
     public struct TLS: Sendable {
         public var cafile: String
@@ -34,7 +38,7 @@ public struct MQTTClientOptions: Sendable {
     public init(
         host: String, port: Int, clientID: String, protocolVersion: Int = 5, keepaliveS: Int = 60,
         sessionExpiryS: UInt32 = 604_800, username: String? = nil, password: String? = nil, tls: TLS? = nil,
-        will: MQTTMessage? = nil, reconnectMinS: Double = 1, reconnectMaxS: Double = 60
+        will: MQTTMessage? = nil, reconnectMinS: Double = 1, reconnectMaxS: Double = 60, lowLatencyTCP: Bool = true
     ) {
         self.host = host
         self.port = port
@@ -48,5 +52,6 @@ public struct MQTTClientOptions: Sendable {
         self.will = will
         self.reconnectMinS = reconnectMinS
         self.reconnectMaxS = reconnectMaxS
+        self.lowLatencyTCP = lowLatencyTCP
     }
 }

@@ -79,6 +79,16 @@ enum Schema {
         ALTER TABLE day_aggregate ADD COLUMN first_fix TEXT;
         ALTER TABLE day_aggregate ADD COLUMN last_fix TEXT;
         """,
+        // 4: whether a stored aggregate still covers every row of its day, so a query never
+        // answers from one that late rows have overtaken. `built_*` is the row cursor it was
+        // computed up to; `newest_*` the largest row id stored for the day, kept by every write
+        // that adds a row to a day with an aggregate. Stale when newest > built.
+        """
+        ALTER TABLE day_aggregate ADD COLUMN built_fix_id INTEGER;
+        ALTER TABLE day_aggregate ADD COLUMN built_hr_id INTEGER;
+        ALTER TABLE day_aggregate ADD COLUMN newest_fix_id INTEGER;
+        ALTER TABLE day_aggregate ADD COLUMN newest_hr_id INTEGER;
+        """,
     ]
 
     static var latestVersion: Int { migrations.count }

@@ -37,13 +37,16 @@ public actor Store {
     private let db: SQLiteConnection
     private let logger: Logger
     private var seq: Int64
+    /// The zone that cuts rows into the local days of `day_aggregate` (`[device] timezone`).
+    private let dayTimeZone: TimeZone
 
     public init(
         path: String, synchronous: String = "full", fullCheckMaxBytes: Int64 = Store.defaultFullCheckMaxBytes,
-        logger: Logger = Logger(label: "keepalive.store")
+        dayTimeZone: TimeZone = .current, logger: Logger = Logger(label: "keepalive.store")
     ) throws {
         self.path = path
         self.logger = logger
+        self.dayTimeZone = dayTimeZone
         try Self.ensureDirectory(of: path)
         var movedAside: String?
         var connection: SQLiteConnection
@@ -184,8 +187,18 @@ public actor Store {
         do {
             return try db.transaction {
                 var result = StoreWriteResult()
-                for fix in fixes where try insert(fix) { result.fixesInserted += 1 }
-                for heartRate in heartRates where try insert(heartRate) { result.heartRatesInserted += 1 }
+                var freshness = AggregateFreshness(timeZone: dayTimeZone)
+                for fix in fixes {
+                    guard let id = try insert(fix) else { continue }
+                    result.fixesInserted += 1
+                    freshness.added(fixID: id, timeMs: fix.timeMs)
+                }
+                for heartRate in heartRates {
+                    guard let id = try insert(heartRate) else { continue }
+                    result.heartRatesInserted += 1
+                    freshness.added(heartRateID: id, timeMs: heartRate.timeMs)
+                }
+                try freshness.record(in: db)
                 for message in messages { result.seqs.append(try enqueue(message)) }
                 if !messages.isEmpty {
                     try db.statement("UPDATE agent_state SET value = ? WHERE key = 'seq'").bind(.integer(seq)).run()
@@ -198,7 +211,8 @@ public actor Store {
         }
     }
 
-    private func insert(_ fix: StoredFix) throws -> Bool {
+    /// The new row's id, or nil for a duplicate.
+    private func insert(_ fix: StoredFix) throws -> Int64? {
         try db.statement(
             """
             INSERT OR IGNORE INTO fix (ts_ms, received_ms, lat, lon, alt_hae, alt_msl, speed, track, climb, eph, epv,
@@ -210,10 +224,11 @@ public actor Store {
             .double(fix.altMSL), .double(fix.speed), .double(fix.track), .double(fix.climb), .double(fix.eph),
             .double(fix.epv), .integer(Int64(fix.mode)), .int(fix.satellites), .text(fix.timeSource)
         ).run()
-        return db.changes > 0
+        return db.changes > 0 ? db.lastInsertRowID : nil
     }
 
-    private func insert(_ heartRate: StoredHeartRate) throws -> Bool {
+    /// The new notification's id, or nil for a duplicate.
+    private func insert(_ heartRate: StoredHeartRate) throws -> Int64? {
         try db.statement(
             """
             INSERT OR IGNORE INTO hr_sample (sensor, ts_ms, received_ms, bpm, contact, energy_kj, valid, raw)
@@ -224,7 +239,7 @@ public actor Store {
             .integer(Int64(heartRate.bpm)), .integer(Int64(heartRate.contact)), .int(heartRate.energyKJ),
             .integer(heartRate.valid ? 1 : 0), .blob(heartRate.raw)
         ).run()
-        guard db.changes > 0 else { return false }
+        guard db.changes > 0 else { return nil }
         let sampleID = db.lastInsertRowID
         // RR intervals describe the beats before the notification: the newest ends at its time.
         var end = heartRate.timeMs
@@ -238,7 +253,7 @@ public actor Store {
                 .integer(sampleID), .integer(Int64(position)), .integer(stamps[position]), .integer(Int64(rr))
             ).run()
         }
-        return true
+        return sampleID
     }
 
     private func enqueue(_ draft: OutboxDraft) throws -> Int64 {
@@ -363,47 +378,13 @@ public actor Store {
     }
 
     /// Where the newest stored rows are: what `rows(after:)` continues from.
-    public func rowCursor() throws -> RowCursor {
-        RowCursor(
-            fixID: try db.scalarInt("SELECT coalesce(max(id), 0) FROM fix") ?? 0,
-            heartRateID: try db.scalarInt("SELECT coalesce(max(id), 0) FROM hr_sample") ?? 0)
-    }
+    public func rowCursor() throws -> RowCursor { try db.rowCursor() }
 
     /// Rows stored after `cursor`, in the order they were stored (not time order: a bridge
     /// backlog arrives late), at most `limit` of each kind, and the cursor after them. This is
     /// how the running day aggregates see new data without reading the day again.
-    public func rows(after cursor: RowCursor, limit: Int) throws -> (fixes: [StoredFix], heartRates: [StoredHeartRate], cursor: RowCursor) {
-        var next = cursor
-        // Ids are only handed out upwards while rows exist; an emptied table starts again at 1.
-        let current = try rowCursor()
-        if current.fixID < next.fixID { next.fixID = 0 }
-        if current.heartRateID < next.heartRateID { next.heartRateID = 0 }
-        let fixStatement = try db.statement(
-            """
-            SELECT ts_ms, received_ms, lat, lon, alt_hae, alt_msl, speed, track, climb, eph, epv, mode, satellites,
-                   time_source, id
-            FROM fix WHERE id > ? ORDER BY id LIMIT ?
-            """
-        ).bind(.integer(next.fixID), .integer(Int64(limit)))
-        var fixes: [StoredFix] = []
-        while try fixStatement.step() {
-            fixes.append(SQLiteConnection.fix(from: fixStatement))
-            next.fixID = fixStatement.int64(14)
-        }
-        let heartRateStatement = try db.statement(
-            """
-            SELECT s.sensor, s.ts_ms, s.received_ms, s.bpm, s.contact, s.energy_kj, s.valid, s.raw,
-                   (SELECT group_concat(rr_1024) FROM (SELECT rr_1024 FROM rr_interval r WHERE r.sample_id = s.id
-                                                       ORDER BY position)), s.id
-            FROM hr_sample s WHERE s.id > ? ORDER BY s.id LIMIT ?
-            """
-        ).bind(.integer(next.heartRateID), .integer(Int64(limit)))
-        var heartRates: [StoredHeartRate] = []
-        while try heartRateStatement.step() {
-            heartRates.append(SQLiteConnection.heartRate(from: heartRateStatement))
-            next.heartRateID = heartRateStatement.int64(9)
-        }
-        return (fixes, heartRates, next)
+    public func rows(after cursor: RowCursor, limit: Int) throws -> NewRows {
+        try db.rows(after: cursor, limit: limit)
     }
 
     /// Whether any fix or heart-rate notification lies in `[fromMs, toMs)`.
@@ -420,20 +401,34 @@ public actor Store {
         try db.scalarText("SELECT date FROM day_aggregate WHERE final = 1 ORDER BY date DESC LIMIT 1")
     }
 
-    public func saveDayAggregate(_ aggregate: StoredDayAggregate) throws {
+    /// Saves a day's aggregate computed from the rows up to `cursor` (`day`'s bounds in Unix ms):
+    /// rows of the day stored after the cursor leave it stale (`StoredDayAggregate.isStale`).
+    public func saveDayAggregate(_ aggregate: StoredDayAggregate, builtUpTo cursor: RowCursor, dayMs: (start: Int64, end: Int64)) throws {
         try db.statement(
             """
-            INSERT INTO day_aggregate (date, tz, payload, final, updated_ms, published_payload, first_fix, last_fix)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO day_aggregate (date, tz, payload, final, updated_ms, published_payload, first_fix, last_fix,
+                                       built_fix_id, built_hr_id, newest_fix_id, newest_hr_id)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,
+                    (SELECT max(id) FROM fix WHERE ts_ms >= ?11 AND ts_ms < ?12),
+                    (SELECT max(id) FROM hr_sample WHERE ts_ms >= ?11 AND ts_ms < ?12))
             ON CONFLICT (date) DO UPDATE SET tz = excluded.tz, payload = excluded.payload, final = excluded.final,
                 updated_ms = excluded.updated_ms, published_payload = coalesce(excluded.published_payload, published_payload),
-                first_fix = excluded.first_fix, last_fix = excluded.last_fix
+                first_fix = excluded.first_fix, last_fix = excluded.last_fix, built_fix_id = excluded.built_fix_id,
+                built_hr_id = excluded.built_hr_id, newest_fix_id = excluded.newest_fix_id, newest_hr_id = excluded.newest_hr_id
             """
         ).bind(
             .text(aggregate.date), .text(aggregate.tz), .text(aggregate.payload), .integer(aggregate.final ? 1 : 0),
             .integer(aggregate.updatedMs), aggregate.publishedPayload.map { .text($0) }, aggregate.firstFix.map { .text($0) },
-            aggregate.lastFix.map { .text($0) }
+            aggregate.lastFix.map { .text($0) }, .integer(cursor.fixID), .integer(cursor.heartRateID), .integer(dayMs.start),
+            .integer(dayMs.end)
         ).run()
+    }
+
+    /// The day's aggregate was computed again up to `cursor` and came out as already stored:
+    /// only its freshness changes.
+    public func markDayAggregateCurrent(date: String, builtUpTo cursor: RowCursor) throws {
+        try db.statement("UPDATE day_aggregate SET built_fix_id = ?, built_hr_id = ? WHERE date = ?")
+            .bind(.integer(cursor.fixID), .integer(cursor.heartRateID), .text(date)).run()
     }
 
     // MARK: - Retention and size

@@ -16,6 +16,8 @@ public final class StoreReader {
     public func snapshot<T>(_ body: () throws -> T) throws -> T { try db.readTransaction(body) }
 
     public func dayAggregate(date: String) throws -> StoredDayAggregate? { try db.dayAggregate(date: date) }
+    public func rowCursor() throws -> RowCursor { try db.rowCursor() }
+    public func rows(after cursor: RowCursor, limit: Int) throws -> NewRows { try db.rows(after: cursor, limit: limit) }
     public func hasRawData(fromMs: Int64, toMs: Int64) throws -> Bool { try db.hasRawData(fromMs: fromMs, toMs: toMs) }
 
     public func forEachFix(fromMs: Int64, toMs: Int64, _ body: (StoredFix) throws -> Void) throws {
@@ -26,16 +28,8 @@ public final class StoreReader {
         try db.forEachHeartRate(fromMs: fromMs, toMs: toMs, upTo: nil, body)
     }
 
-    /// Number of fixes, and the first and last, in `[fromMs, toMs)`.
-    /// With `count: false` the count (a scan of the day's index entries) is skipped and 0.
-    public func fixSpan(fromMs: Int64, toMs: Int64, count counting: Bool = true) throws -> (count: Int, first: StoredFix?, last: StoredFix?) {
-        var total = 0
-        if counting {
-            let count = try db.statement("SELECT count(*) FROM fix WHERE ts_ms >= ? AND ts_ms < ?").bind(.integer(fromMs), .integer(toMs))
-            defer { count.reset() }
-            total = try count.step() ? count.int(0) : 0
-            guard total > 0 else { return (0, nil, nil) }
-        }
+    /// The first and last fix in `[fromMs, toMs)`: two index seeks.
+    public func fixEnds(fromMs: Int64, toMs: Int64) throws -> (first: StoredFix?, last: StoredFix?) {
         var first: StoredFix?
         var last: StoredFix?
         let firstStatement = try db.statement(
@@ -56,7 +50,7 @@ public final class StoreReader {
         ).bind(.integer(fromMs), .integer(toMs))
         defer { lastStatement.reset() }
         if try lastStatement.step() { last = SQLiteConnection.fix(from: lastStatement) }
-        return (total, first, last)
+        return (first, last)
     }
 
     /// The first fix of every `slotMs` slot in `[fromMs, toMs)`, in time order.

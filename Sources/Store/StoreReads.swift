@@ -31,6 +31,48 @@ extension SQLiteConnection {
         while try statement.step() { try body(Self.heartRate(from: statement)) }
     }
 
+    func rowCursor() throws -> RowCursor {
+        RowCursor(
+            fixID: try scalarInt("SELECT coalesce(max(id), 0) FROM fix") ?? 0,
+            heartRateID: try scalarInt("SELECT coalesce(max(id), 0) FROM hr_sample") ?? 0)
+    }
+
+    func rows(after cursor: RowCursor, limit: Int) throws -> NewRows {
+        var next = cursor
+        // Ids are only handed out upwards while rows exist; an emptied table starts again at 1.
+        let current = try rowCursor()
+        if current.fixID < next.fixID { next.fixID = 0 }
+        if current.heartRateID < next.heartRateID { next.heartRateID = 0 }
+        let fixStatement = try statement(
+            """
+            SELECT ts_ms, received_ms, lat, lon, alt_hae, alt_msl, speed, track, climb, eph, epv, mode, satellites,
+                   time_source, id
+            FROM fix WHERE id > ? ORDER BY id LIMIT ?
+            """
+        ).bind(.integer(next.fixID), .integer(Int64(limit)))
+        defer { fixStatement.reset() }
+        var fixes: [StoredFix] = []
+        while try fixStatement.step() {
+            fixes.append(Self.fix(from: fixStatement))
+            next.fixID = fixStatement.int64(14)
+        }
+        let heartRateStatement = try statement(
+            """
+            SELECT s.sensor, s.ts_ms, s.received_ms, s.bpm, s.contact, s.energy_kj, s.valid, s.raw,
+                   (SELECT group_concat(rr_1024) FROM (SELECT rr_1024 FROM rr_interval r WHERE r.sample_id = s.id
+                                                       ORDER BY position)), s.id
+            FROM hr_sample s WHERE s.id > ? ORDER BY s.id LIMIT ?
+            """
+        ).bind(.integer(next.heartRateID), .integer(Int64(limit)))
+        defer { heartRateStatement.reset() }
+        var heartRates: [StoredHeartRate] = []
+        while try heartRateStatement.step() {
+            heartRates.append(Self.heartRate(from: heartRateStatement))
+            next.heartRateID = heartRateStatement.int64(9)
+        }
+        return NewRows(fixes: fixes, heartRates: heartRates, cursor: next)
+    }
+
     /// Whether any fix or heart-rate notification lies in `[fromMs, toMs)`.
     func hasRawData(fromMs: Int64, toMs: Int64) throws -> Bool {
         for sql: StaticString in [
@@ -46,14 +88,18 @@ extension SQLiteConnection {
 
     func dayAggregate(date: String) throws -> StoredDayAggregate? {
         let statement = try self.statement(
-            "SELECT date, tz, payload, final, updated_ms, published_payload, first_fix, last_fix FROM day_aggregate WHERE date = ?"
+            """
+            SELECT date, tz, payload, final, updated_ms, published_payload, first_fix, last_fix,
+                   coalesce(newest_fix_id > coalesce(built_fix_id, 0), 0) OR coalesce(newest_hr_id > coalesce(built_hr_id, 0), 0)
+            FROM day_aggregate WHERE date = ?
+            """
         ).bind(.text(date))
         defer { statement.reset() }  // a statement left mid-result holds its read transaction open
         guard try statement.step() else { return nil }
         return StoredDayAggregate(
             date: statement.text(0), tz: statement.text(1), payload: statement.text(2), final: statement.int(3) != 0,
             updatedMs: statement.int64(4), publishedPayload: statement.optionalText(5), firstFix: statement.optionalText(6),
-            lastFix: statement.optionalText(7))
+            lastFix: statement.optionalText(7), isStale: statement.int(8) != 0)
     }
 
     static func fix(from statement: SQLiteStatement) -> StoredFix {

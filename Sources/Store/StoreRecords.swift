@@ -125,10 +125,13 @@ public struct StoredDayAggregate: Sendable, Equatable {
     /// nil where not recorded (aggregates stored before schema 3).
     public var firstFix: String?
     public var lastFix: String?
+    /// Rows of the day were stored after the aggregate was computed (a bridge backlog, a
+    /// replay): it no longer tells the whole day. Read from the store; ignored when saving.
+    public var isStale: Bool
 
     public init(
         date: String, tz: String, payload: String, final: Bool, updatedMs: Int64, publishedPayload: String? = nil,
-        firstFix: String? = nil, lastFix: String? = nil
+        firstFix: String? = nil, lastFix: String? = nil, isStale: Bool = false
     ) {
         self.date = date
         self.tz = tz
@@ -138,6 +141,7 @@ public struct StoredDayAggregate: Sendable, Equatable {
         self.publishedPayload = publishedPayload
         self.firstFix = firstFix
         self.lastFix = lastFix
+        self.isStale = isStale
     }
 }
 
@@ -150,4 +154,14 @@ public struct RowCursor: Sendable, Equatable {
         self.fixID = fixID
         self.heartRateID = heartRateID
     }
+}
+
+/// Rows stored after a cursor, in storing order, and the cursor after them.
+public struct NewRows: Sendable {
+    public var fixes: [StoredFix]
+    public var heartRates: [StoredHeartRate]
+    public var cursor: RowCursor
+
+    /// Fewer than `limit` of each kind: nothing more to read after these.
+    public func isLast(limit: Int) -> Bool { fixes.count < limit && heartRates.count < limit }
 }

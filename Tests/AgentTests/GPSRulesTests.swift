@@ -49,9 +49,9 @@ struct GPSRulesTests {
         #expect(ClockRule.stamp(gpsTime: system, systemTime: boot, systemSynchronised: false)?.time == system)
     }
 
-    func stamped(_ ms: Int64, eph: Double?) -> ValidStampedFix {
+    func stamped(_ ms: Int64, eph: Double?, source: ClockRule.Source = .gps) -> ValidStampedFix {
         ValidStampedFix(
-            fix: ValidFix(gpsTime: nil, mode: 3, lat: 1, lon: 2, eph: eph), timeMs: ms, receivedMs: ms, source: .gps)
+            fix: ValidFix(gpsTime: nil, mode: 3, lat: 1, lon: 2, eph: eph), timeMs: ms, receivedMs: ms, source: source)
     }
 
     @Test("decimation keeps the most accurate fix of each interval")
@@ -68,5 +68,16 @@ struct GPSRulesTests {
         #expect(decimator.flush() == nil)
         let fast = FixDecimator(maxRateHz: 5)
         #expect(fast.intervalMs == 200)
+    }
+
+    @Test("a session's first fix without GPS time (system clock) does not hold back GPS-timed fixes that trail it")
+    func decimationAcrossClocks() {
+        var decimator = FixDecimator(maxRateHz: 1)
+        let now: Int64 = 1_800_000_000_000
+        let trailing = now - 20 * 3_600_000  // GPS time 20 h behind, within the day the clock rule trusts
+        #expect(decimator.offer(stamped(now, eph: 5, source: .system)) == nil)
+        #expect(decimator.offer(stamped(trailing, eph: 5))?.source == .system, "the system-timed fix is released, not kept back")
+        #expect(decimator.offer(stamped(trailing + 1000, eph: 5))?.timeMs == trailing)
+        #expect(decimator.offer(stamped(trailing + 2000, eph: 5))?.timeMs == trailing + 1000)
     }
 }

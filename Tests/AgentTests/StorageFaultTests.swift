@@ -83,7 +83,9 @@ struct RetentionTests {
                                     raw: Array(repeating: 0x16, count: 64))
                 })
         }
-        try await store.saveDayAggregate(StoredDayAggregate(date: "2027-01-01", tz: "UTC", payload: "{}", final: true, updatedMs: 0))
+        try await store.saveDayAggregate(
+            StoredDayAggregate(date: "2027-01-01", tz: "UTC", payload: "{}", final: true, updatedMs: 0),
+            builtUpTo: try await store.rowCursor(), dayMs: (0, 0))
 
         let keepFive = RetentionService(store: store, retentionDays: 5, maxBytes: 0, logger: .init(label: "test"))
         try await keepFive.pruneOnce(now: now)

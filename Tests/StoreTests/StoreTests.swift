@@ -50,7 +50,8 @@ struct StoreTests {
         #expect(try SQLiteConnection(path: old).scalarInt("PRAGMA user_version") == Int64(Schema.latestVersion))
 
         // A version-1 file (as the first release wrote it) loses the unused RR time index and
-        // gains the columns for a finished day's first and last fix, empty until it is republished.
+        // gains the columns for a finished day's first and last fix, empty until it is republished,
+        // and those of its freshness: current until a row of its day arrives.
         let first = directory.file("v1.db")
         do {
             let db = try SQLiteConnection(path: first)
@@ -60,10 +61,10 @@ struct StoreTests {
         }
         _ = try Store(path: first)
         let upgraded = try SQLiteConnection(path: first)
-        #expect(try upgraded.scalarInt("PRAGMA user_version") == 3)
+        #expect(try upgraded.scalarInt("PRAGMA user_version") == 4)
         #expect(try upgraded.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'rr_interval_by_time'") == 0)
         let kept = try #require(try upgraded.dayAggregate(date: "2026-01-01"))
-        #expect(kept.final && kept.firstFix == nil && kept.lastFix == nil)
+        #expect(kept.final && kept.firstFix == nil && kept.lastFix == nil && !kept.isStale)
 
         let newer = directory.file("newer.db")
         do {
@@ -208,7 +209,9 @@ struct StoreTests {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("k.db"))
         try await store.write(fixes: (0..<5000).map { fix(Int64($0)) }, heartRates: (0..<5000).map { heartRate(Int64($0)) })
-        try await store.saveDayAggregate(StoredDayAggregate(date: "1970-01-01", tz: "UTC", payload: "{}", final: true, updatedMs: 1))
+        try await store.saveDayAggregate(
+            StoredDayAggregate(date: "1970-01-01", tz: "UTC", payload: "{}", final: true, updatedMs: 1),
+            builtUpTo: try await store.rowCursor(), dayMs: (0, 86_400_000))
         var rounds = 0
         while try await store.pruneRawRows(beforeMs: 4_000_000, limit: 1000) > 0 { rounds += 1 }
         #expect(rounds == 4)
@@ -216,6 +219,50 @@ struct StoreTests {
         #expect(try await store.heartRates(fromMs: 0, toMs: .max).count == 1000)
         #expect(try await store.dayAggregate(date: "1970-01-01") != nil)
         #expect(try await store.oldestRawTimeMs() == 4_000_000)
+    }
+
+    @Test("a stored day aggregate is stale exactly while rows of its day were stored after it was computed")
+    func aggregateFreshness() async throws {
+        let directory = try TemporaryDirectory()
+        let berlin = try #require(TimeZone(identifier: "Europe/Berlin"))
+        let store = try Store(path: directory.file("k.db"), dayTimeZone: berlin)
+        let day = try #require(LocalDay("2026-10-25", timeZone: berlin))  // 25 h long
+        let (start, end) = day.boundsMs
+        func sample(_ ms: Int64) -> StoredHeartRate {
+            StoredHeartRate(sensor: "s", timeMs: ms, receivedMs: ms, bpm: 60, contact: 2, valid: true, raw: [0x06, 60], rrIntervals: [])
+        }
+        func location(_ ms: Int64) -> StoredFix { StoredFix(timeMs: ms, receivedMs: ms, lat: 1, lon: 2, mode: 3, timeSource: "gps") }
+        func save(upTo cursor: RowCursor) async throws {
+            try await store.saveDayAggregate(
+                StoredDayAggregate(date: "2026-10-25", tz: "Europe/Berlin", payload: "{}", final: true, updatedMs: 0),
+                builtUpTo: cursor, dayMs: (start, end))
+        }
+        func isStale() async throws -> Bool { try #require(try await store.dayAggregate(date: "2026-10-25")).isStale }
+
+        try await store.write(fixes: [location(start)], heartRates: [sample(start), sample(end - 1)])
+        try await save(upTo: try await store.rowCursor())
+        #expect(try await isStale() == false)
+        // Rows of other days, a replayed duplicate: still current.
+        try await store.write(fixes: [location(end)], heartRates: [sample(start - 1), sample(end), sample(start)])
+        #expect(try await isStale() == false)
+        // A late heart-rate row (the 25th hour), then a late fix: stale until computed again.
+        try await store.write(heartRates: [sample(end - 3_600_000)])
+        #expect(try await isStale())
+        try await store.markDayAggregateCurrent(date: "2026-10-25", builtUpTo: try await store.rowCursor())
+        #expect(try await isStale() == false)
+        try await store.write(fixes: [location(start + 1000)])
+        #expect(try await isStale())
+        // Computed up to a cursor taken before a row arrived: stale as soon as it is saved.
+        let before = try await store.rowCursor()
+        try await store.write(heartRates: [sample(start + 5000)])
+        try await save(upTo: before)
+        #expect(try await isStale())
+        try await save(upTo: try await store.rowCursor())
+        #expect(try await isStale() == false)
+        // Retention emptied the tables, so row ids start again below the aggregate's mark.
+        while try await store.pruneRawRows(beforeMs: .max) > 0 {}
+        try await store.write(heartRates: [sample(start + 7000)])
+        #expect(try await isStale())
     }
 
     @Test("local days have their real length across DST", arguments: [

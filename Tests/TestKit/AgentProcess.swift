@@ -13,7 +13,7 @@ public final class AgentProcess: @unchecked Sendable {
     public let environment: [String: String]
 
     /// `environment` is added to the agent's (e.g. `KEEPALIVE_CLOCK_SYNCHRONISED`).
-    public init(brokerPort: Int, deviceID: String = "testpi", gpsPort: Int? = nil, gpsFixTimeout: Double = 5,
+    public init(brokerPort: Int, deviceID: String = "testpi", timeZone: String = "UTC", gpsPort: Int? = nil, gpsFixTimeout: Double = 5,
                 extraConfig: String = "", store: String? = nil, directory: TemporaryDirectory? = nil,
                 environment: [String: String] = [:], start: Bool = true) throws {
         self.environment = environment
@@ -25,7 +25,7 @@ public final class AgentProcess: @unchecked Sendable {
         configPath = try self.directory.write("config.toml", """
             [device]
             id = "\(deviceID)"
-            timezone = "UTC"
+            timezone = "\(timeZone)"
             [mqtt]
             port = \(brokerPort)
             reconnect_min_s = 0.2

@@ -1,5 +1,11 @@
 /// Thins fixes to at most one per `1 / maxRateHz` seconds, keeping the most accurate (smallest
 /// eph) of each interval. A fix is released when a fix of a later interval arrives.
+///
+/// Intervals are compared only between fixes stamped by the same clock: gpsd reports the first
+/// fixes of a session before it has seen a date (no GPS time: the system clock stamps them),
+/// and GPS time may trail the system clock by hours while the clock rule still trusts it. A
+/// GPS-timed fix is not "older" than a system-timed one: the held fix is released and the new
+/// clock takes over.
 struct FixDecimator {
     let intervalMs: Int64
     private var held: (bucket: Int64, fix: ValidStampedFix)?
@@ -14,6 +20,10 @@ struct FixDecimator {
         guard let current = held else {
             held = (bucket, fix)
             return nil
+        }
+        if fix.source != current.fix.source {
+            held = (bucket, fix)
+            return current.fix
         }
         if bucket == current.bucket {
             if Self.isBetter(fix, than: current.fix) { held = (bucket, fix) }

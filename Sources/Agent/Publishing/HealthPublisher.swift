@@ -23,7 +23,6 @@ actor HealthPublisher: Service, CustomStringConvertible {
     private let store: Store
     private let writer: SampleWriter
     private let clock: any SystemClock
-    private let today: TodayHealth
     private let pollInterval: Duration
     private let logger: Logger
 
@@ -40,9 +39,8 @@ actor HealthPublisher: Service, CustomStringConvertible {
 
     init(
         topicRoot: String, settings: AggregateSettings, todayIntervalS: Int, dailyGraceS: Int, store: Store,
-        writer: SampleWriter, clock: any SystemClock, today: TodayHealth, pollInterval: Duration = .seconds(2), logger: Logger
+        writer: SampleWriter, clock: any SystemClock, pollInterval: Duration = .seconds(2), logger: Logger
     ) {
-        self.today = today
         self.topicRoot = topicRoot
         self.settings = settings
         todayInterval = .seconds(todayIntervalS)
@@ -151,7 +149,7 @@ actor HealthPublisher: Service, CustomStringConvertible {
             cursor = batch.cursor
             for fix in batch.fixes { fold(timeMs: fix.timeMs) { $0.add(fix) } }
             for sample in batch.heartRates { fold(timeMs: sample.timeMs) { $0.add(sample) } }
-            if batch.fixes.count < Self.rowsPerRead && batch.heartRates.count < Self.rowsPerRead { return }
+            if batch.isLast(limit: Self.rowsPerRead) { return }
         }
     }
 
@@ -177,7 +175,6 @@ actor HealthPublisher: Service, CustomStringConvertible {
 
     private func publishToday(_ aggregate: DayAggregate, nowMs: Int64) async throws {
         let document = aggregate.document(final: false, nowMs: nowMs)
-        today.set(date: aggregate.day.description, document: document)
         let text = document.canonicalText
         if let lastToday {
             guard lastToday.text != text, ContinuousClock.now - lastToday.at >= todayInterval else { return }
@@ -195,14 +192,20 @@ actor HealthPublisher: Service, CustomStringConvertible {
         let document = aggregate.document(final: true, nowMs: nowMs)
         let text = document.canonicalText
         let previous = try await store.dayAggregate(date: date)
-        guard previous?.publishedPayload != text else { return false }
+        guard previous?.publishedPayload != text else {
+            // Computed again (late rows that changed nothing): it covers them now.
+            if previous?.isStale == true { try await store.markDayAggregateCurrent(date: date, builtUpTo: cursor) }
+            return false
+        }
         // Queued first, recorded second: a crash in between publishes it again, never not at all.
         try await writer.publish([
             OutboxDraft(topic: "\(topicRoot)/health/daily/\(date)", retain: true) { seq in document.json(seq: seq).bytes }
         ])
-        try await store.saveDayAggregate(StoredDayAggregate(
-            date: date, tz: settings.zoneName, payload: text, final: true, updatedMs: nowMs, publishedPayload: text,
-            firstFix: DayReport.endPoint(aggregate.location.first).text, lastFix: DayReport.endPoint(aggregate.location.last).text))
+        try await store.saveDayAggregate(
+            StoredDayAggregate(
+                date: date, tz: settings.zoneName, payload: text, final: true, updatedMs: nowMs, publishedPayload: text,
+                firstFix: DayReport.endPoint(aggregate.location.first).text, lastFix: DayReport.endPoint(aggregate.location.last).text),
+            builtUpTo: cursor, dayMs: aggregate.day.boundsMs)
         lastDaily[aggregate.day] = .now
         return true
     }

@@ -11,6 +11,8 @@ final class QueryEngine {
     let maxReplyBytes: Int
     let creator: String
     private var reader: StoreReader?
+    /// Today's aggregate, carried from one query to the next.
+    private var today: RunningDay?
 
     static let fiveMinutesMs: Int64 = 300_000
 
@@ -21,31 +23,31 @@ final class QueryEngine {
         creator = "keepalive \(KeepAliveVersion.string) (\(deviceID))"
     }
 
-    /// The one reply to `request`. `todayHealth` is the running aggregate the agent holds.
-    func answer(_ request: QueryRequest, now: Date, todayHealth: HealthDocument? = nil) -> QueryReply {
+    /// The one reply to `request`.
+    func answer(_ request: QueryRequest, now: Date) -> QueryReply {
         // With scanning allowed there is always a reply.
-        answer(request, now: now, todayHealth: todayHealth, mayScan: true) ?? QueryError(code: .internal, message: "no reply").reply
+        answer(request, now: now, mayScan: true) ?? QueryError(code: .internal, message: "no reply").reply
     }
 
     /// The reply to `request` if it takes only indexed lookups (a finished day's stored
-    /// aggregate, which keeps its first and last fix), nil if it needs a scan of the day's rows:
-    /// a track, heart-rate minutes, counting the fixes of a day without a final aggregate, or
-    /// rebuilding one.
-    func quickAnswer(_ request: QueryRequest, now: Date, todayHealth: HealthDocument?) -> QueryReply? {
+    /// aggregate that still covers every row of its day, and keeps its first and last fix), nil
+    /// if it needs to read rows: a track, heart-rate minutes, today, a day without a current
+    /// final aggregate.
+    func quickAnswer(_ request: QueryRequest, now: Date) -> QueryReply? {
         guard request.format == .json, !request.include.contains(.track), !request.include.contains(.hr) else { return nil }
-        return answer(request, now: now, todayHealth: todayHealth, mayScan: false)
+        return answer(request, now: now, mayScan: false)
     }
 
-    /// Thrown where answering would scan a day's rows and that was not allowed.
+    /// Thrown where answering would read a day's rows and that was not allowed.
     private struct ScanNeeded: Error {}
 
-    private func answer(_ request: QueryRequest, now: Date, todayHealth: HealthDocument?, mayScan: Bool) -> QueryReply? {
+    private func answer(_ request: QueryRequest, now: Date, mayScan: Bool) -> QueryReply? {
         do {
             let day = try day(of: request.date, now: now)
             let wantsTrack = request.include.contains(.track) || request.format != .json
             let report = try report(
                 day, include: request.include, track: wantsTrack ? request.track : nil, heartRateTimeline: request.format == .gpx,
-                now: now, todayHealth: todayHealth, mayScan: mayScan)
+                now: now, mayScan: mayScan)
             let reply: QueryReply
             switch request.format {
             case .json:
@@ -70,6 +72,7 @@ final class QueryEngine {
             return nil
         } catch {
             reader = nil  // reopened on the next request
+            today = nil
             return QueryError(code: .internal, message: "cannot read the store: \(error)").reply
         }
     }
@@ -90,55 +93,63 @@ final class QueryEngine {
 
     func report(
         _ day: LocalDay, include: Set<QueryRequest.Part>, track: QueryRequest.TrackDetail?, heartRateTimeline: Bool, now: Date,
-        todayHealth: HealthDocument? = nil, mayScan: Bool = true
+        mayScan: Bool = true
     ) throws -> DayReport {
         let reader = try openReader()
         return try reader.snapshot {
             try report(
-                day, include: include, track: track, heartRateTimeline: heartRateTimeline, now: now,
-                todayHealth: todayHealth, mayScan: mayScan, reader: reader)
+                day, include: include, track: track, heartRateTimeline: heartRateTimeline, now: now, mayScan: mayScan, reader: reader)
         }
     }
 
+    /// Read-your-writes: every answer reflects every row committed before the snapshot it reads.
+    /// A finished day is answered from its stored final aggregate only while that still covers
+    /// all the day's rows (no late rows since: `isStale`); otherwise, and for any day without
+    /// one, the day is computed from its rows. Today comes from `runningToday`, which folds in
+    /// only the rows stored since the previous query.
     private func report(
         _ day: LocalDay, include: Set<QueryRequest.Part>, track: QueryRequest.TrackDetail?, heartRateTimeline: Bool, now: Date,
-        todayHealth: HealthDocument?, mayScan: Bool, reader: StoreReader
+        mayScan: Bool, reader: StoreReader
     ) throws -> DayReport {
-        func rebuild() throws -> DayAggregate {
-            guard mayScan else { throw ScanNeeded() }
-            return try DayAggregate.build(day, settings: settings, reader: reader)
-        }
         let bounds = day.boundsMs
         let nowMs = Self.ms(now)
         let isToday = bounds.start <= nowMs && nowMs < bounds.end
-        let stored = try reader.dayAggregate(date: day.description)
+        let stored = isToday ? nil : try reader.dayAggregate(date: day.description)
+        let current = stored.flatMap { $0.final && !$0.isStale ? $0 : nil }
+        // Computed from the rows when no current stored aggregate answers (once, for health and location).
+        var computed: DayAggregate?
+        func aggregate() throws -> DayAggregate {
+            if let computed { return computed }
+            guard mayScan else { throw ScanNeeded() }
+            let built = isToday ? try runningToday(day, reader: reader) : try DayAggregate.build(day, settings: settings, reader: reader)
+            computed = built
+            return built
+        }
         // A stored aggregate with samples or fixes settles it without looking at the raw rows.
-        let hasData = try stored.map { Self.aggregateHasData($0.payload) } == true
+        let hasData = try current.map { Self.aggregateHasData($0.payload) } == true
             || reader.hasRawData(fromMs: bounds.start, toMs: bounds.end)
 
         var health: JSONValue = .null
         if include.contains(.health) {
-            if isToday {
-                let document = try todayHealth ?? rebuild().document(final: false, nowMs: nowMs)
-                health = document.json(seq: nil)
-            } else if let stored, stored.final {
-                health = .raw(stored.payload)
+            if let current {
+                health = .raw(current.payload)
             } else {
-                health = try rebuild().document(final: true, nowMs: 0).json(seq: nil)
+                health = try aggregate().document(final: !isToday, nowMs: isToday ? nowMs : 0).json(seq: nil)
             }
         }
 
         var location: JSONValue = .null
         if include.contains(.location) {
-            // A final aggregate already counted the fixes (and still knows after raw rows are pruned).
-            let counted = stored.flatMap { $0.final ? Self.fixCount(in: $0.payload) : nil }
-            if let counted, let first = stored?.firstFix, let last = stored?.lastFix {
+            if let current, let counted = Self.fixCount(in: current.payload), let first = current.firstFix, let last = current.lastFix {
                 location = .object([("fixes", .number(counted)), ("first", .raw(first)), ("last", .raw(last))])
+            } else if let current, let counted = Self.fixCount(in: current.payload) {
+                // Stored before schema 3 kept the ends: two index seeks, no count.
+                let ends = try reader.fixEnds(fromMs: bounds.start, toMs: bounds.end)
+                location = .object([("fixes", .number(counted)), ("first", DayReport.endPoint(ends.first)), ("last", DayReport.endPoint(ends.last))])
             } else {
-                if counted == nil, !mayScan { throw ScanNeeded() }  // counting walks the day's index
-                let span = try reader.fixSpan(fromMs: bounds.start, toMs: bounds.end, count: counted == nil)
+                let fixes = try aggregate().location
                 location = .object([
-                    ("fixes", .number(counted ?? span.count)), ("first", DayReport.endPoint(span.first)), ("last", DayReport.endPoint(span.last)),
+                    ("fixes", .number(fixes.fixes)), ("first", DayReport.endPoint(fixes.first)), ("last", DayReport.endPoint(fixes.last)),
                 ])
             }
         }
@@ -169,6 +180,18 @@ final class QueryEngine {
         return DayReport(
             day: day, zoneName: settings.zoneName, hasData: hasData, health: health, location: location, track: points,
             heartRateMinutes: minutes)
+    }
+
+    /// Today as of the current snapshot: the running aggregate brought up to date, or computed
+    /// anew (a new day, a row out of order).
+    private func runningToday(_ day: LocalDay, reader: StoreReader) throws -> DayAggregate {
+        if var running = today, running.aggregate.day == day, try running.catchUp(reader: reader) {
+            today = running
+            return running.aggregate
+        }
+        let running = try RunningDay(day, settings: settings, reader: reader)
+        today = running
+        return running.aggregate
     }
 
     /// The day's valid heart-rate samples, (time, bpm) in time order.

@@ -19,7 +19,6 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
     let filters: [String]
     private let client: MQTTClient
     private let routing: ReplyRouting
-    private let today: TodayHealth
     private let logger: Logger
     private let engineQueue = DispatchQueue(label: "keepalive.query")
     private let engine: QueryEngineBox
@@ -31,12 +30,11 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
     /// Requests waiting for the store; more are refused as rate-limited.
     static let maximumQueued = 32
 
-    init(config: AgentConfig, client: MQTTClient, settings: AggregateSettings, today: TodayHealth, logger: Logger) {
+    init(config: AgentConfig, client: MQTTClient, settings: AggregateSettings, logger: Logger) {
         let root = config.topicRoot
         filters = ["\(root)/selection/date"] + config.query.extraTopics
         self.client = client
         routing = ReplyRouting(config: config)
-        self.today = today
         self.logger = logger
         let makeEngine = {
             QueryEngineBox(QueryEngine(
@@ -52,6 +50,7 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
     /// Called on the MQTT network thread: never scans the store there.
     func receive(_ message: MQTTIncomingMessage) {
         let correlation = message.properties.correlationData
+        let qos = Self.replyQoS(forRequestQoS: message.qos)
         let parsed = QueryRequest.parse(message.payload)
         let replyTo: String? =
             switch parsed {
@@ -61,31 +60,30 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
         let route = routing.route(responseTopic: message.properties.responseTopic, replyTo: replyTo)
         // Size (413), then the reply topic (403), then the rate (429): refusals take no token.
         if case .failure(let error) = parsed, error.code == .tooLarge {
-            return send(error.reply, to: route.topic, correlationData: correlation)
+            return send(error.reply, to: route.topic, correlationData: correlation, qos: qos)
         }
-        if let refusal = route.refusal { return send(refusal.reply, to: route.topic, correlationData: correlation) }
+        if let refusal = route.refusal { return send(refusal.reply, to: route.topic, correlationData: correlation, qos: qos) }
         guard bucket.take() else {
             return send(
                 QueryError(code: .rateLimited, message: "more than the allowed rate of requests; try again shortly").reply,
-                to: route.topic, correlationData: correlation)
+                to: route.topic, correlationData: correlation, qos: qos)
         }
         switch parsed {
         case .failure(let error):
-            send(error.reply, to: route.topic, correlationData: correlation)
+            send(error.reply, to: route.topic, correlationData: correlation, qos: qos)
         case .success(let request):
-            let todayHealth = today.document(for: request.date)
-            if let reply = quickEngine.engine.quickAnswer(request, now: Date(), todayHealth: todayHealth) {
-                return send(reply, to: route.topic, correlationData: correlation)
+            if let reply = quickEngine.engine.quickAnswer(request, now: Date()) {
+                return send(reply, to: route.topic, correlationData: correlation, qos: qos)
             }
             guard waiting.increment(below: Self.maximumQueued) else {
                 bucket.giveBack()
                 return send(
                     QueryError(code: .rateLimited, message: "too many requests waiting; try again shortly").reply,
-                    to: route.topic, correlationData: correlation)
+                    to: route.topic, correlationData: correlation, qos: qos)
             }
             engineQueue.async { [self] in
-                let reply = engine.engine.answer(request, now: Date(), todayHealth: today.document(for: request.date))
-                send(reply, to: route.topic, correlationData: correlation)
+                let reply = engine.engine.answer(request, now: Date())
+                send(reply, to: route.topic, correlationData: correlation, qos: qos)
                 waiting.decrement()
             }
         }
@@ -97,9 +95,15 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
         engineQueue.sync {}
     }
 
-    private func send(_ reply: QueryReply, to topic: String, correlationData: [UInt8]?) {
+    /// Replies go out with the request's QoS. A QoS 0 request gets a QoS 0 reply: no PUBACK from
+    /// the broker follows it, so on a broker with Nagle's algorithm on (mosquitto's default) the
+    /// next request is not held back until our delayed ACK of that PUBACK (~40 ms). The requester
+    /// asked for at-most-once and its subscription caps the delivery at its own QoS anyway.
+    static func replyQoS(forRequestQoS qos: Int) -> MQTTQoS { qos == 0 ? .atMostOnce : .atLeastOnce }
+
+    private func send(_ reply: QueryReply, to topic: String, correlationData: [UInt8]?, qos: MQTTQoS) {
         let message = MQTTMessage(
-            topic: topic, payload: reply.body, qos: .atLeastOnce, retain: false,
+            topic: topic, payload: reply.body, qos: qos, retain: false,
             properties: MQTTProperties(
                 contentType: reply.contentType, payloadIsUTF8: true, correlationData: correlationData,
                 userProperties: [("status", String(reply.status))], messageExpiryS: 300))

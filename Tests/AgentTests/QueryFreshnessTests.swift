@@ -1,0 +1,234 @@
+import Foundation
+import Logging
+import Testing
+import TestKit
+
+@testable import Bus
+@testable import Store
+
+/// Read-your-writes for per-date queries: while a bridge backlog for a finished day and a GPS
+/// track of that day stream in, and today's samples arrive live, every reply reports exactly the
+/// rows committed before the request was sent (and no more than those committed once the reply
+/// is back). A stock mosquitto, a real gpsd (gpsfake), a real bridge child process.
+@Suite("Query freshness")
+struct QueryFreshnessTests {
+    @Test("a backlog for a past day streams in: every query reports exactly what was committed before it, health and location, past day and today, with the request's QoS; health/daily stays throttled")
+    func readYourWrites() async throws {
+        // A zone where it is about noon now, so 20 hours ago is yesterday afternoon there.
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC")!
+        let eastOfUTC = 12 - utc.component(.hour, from: Date())
+        let zoneName = eastOfUTC == 0 ? "Etc/GMT" : "Etc/GMT\(eastOfUTC > 0 ? "-" : "+")\(abs(eastOfUTC))"
+        let zone = try #require(TimeZone(identifier: zoneName))
+        let backlogStart = Date().addingTimeInterval(-20 * 3600)
+        let pastDay = LocalDay(containing: backlogStart, timeZone: zone)
+        let today = LocalDay(containing: Date(), timeZone: zone)
+        try #require(pastDay == today.previous)
+
+        // 6000 notifications at 2 Hz (every tenth without skin contact: stored, not valid), then
+        // today's live ones, from a bridge child writing NDJSON.
+        let directory = try TemporaryDirectory("freshness")
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let backlog = (0..<6000).map { index in
+            let stamp = formatter.string(from: backlogStart.addingTimeInterval(Double(index) / 2))
+            let raw = index % 10 == 9 ? "0448" : String(format: "06%02x", 60 + index % 50)
+            return #"{"ts":"\#(stamp)","sensor":"backlog","raw":"\#(raw)"}"#
+        }
+        let backlogFile = try directory.write("backlog.ndjson", backlog.joined(separator: "\n") + "\n")
+        let bridge = try directory.write("bridge.py", """
+            import datetime, json, sys, time
+            lines = open(sys.argv[1]).read().splitlines()
+            sent, last_live = 0, 0.0
+            while True:
+                if sent < len(lines):
+                    sys.stdout.write("\\n".join(lines[sent:sent + 20]) + "\\n")
+                    sent += 20
+                now = time.time()
+                if now - last_live >= 0.2:
+                    stamp = datetime.datetime.fromtimestamp(now, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+                    sys.stdout.write(json.dumps({"ts": stamp, "sensor": "live", "raw": "0648"}) + "\\n")
+                    last_live = now
+                sys.stdout.flush()
+                time.sleep(0.05)
+            """)
+        // A walk of that afternoon, as a receiver reports it (gpsd dates fixes by the sentences).
+        let track = try directory.write("walk.nmea", NMEALog.text(NMEALog.walk(start: backlogStart, seconds: 400)))
+
+        let broker = try MosquittoBroker()  // stock settings: Nagle on, 1000 queued messages
+        let dailies = try await MQTTSubscriber(port: broker.port, filter: "keepalive/testpi/health/daily/\(pastDay)")
+        let gps = try await GPSFake(capture: track, cycle: 0.02)
+        defer { gps.stop() }
+        let interval = 3.0
+        let agent = try AgentProcess(
+            brokerPort: broker.port, timeZone: zoneName, gpsPort: gps.port,
+            extraConfig: """
+                [hr]
+                transport = "command"
+                command = ["\(Tools.find("python3"))", "\(bridge)", "\(backlogFile)"]
+                [schedule]
+                today_interval_s = \(Int(interval))
+                daily_grace_s = 0
+                [query]
+                rate_per_s = 1000
+                burst = 1000
+                """,
+            environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "1"])
+        defer { agent.stop() }
+
+        let requester = Requester(port: broker.port)
+        defer { requester.stop() }
+        try await requester.waitUntilAnswered(topic: "keepalive/testpi/selection/date", date: "\(today)")
+
+        let stored = StoredCounts(path: agent.storePath)
+        var rounds = 0
+        var roundsWhileStreaming = 0
+        var firstBacklogRow: Date?
+        var lastBacklogRow: Date?
+        var quietSince: Date?
+        var previous = StoredCounts.Figures(validHeartRates: -1, fixes: -1)
+        let deadline = Date().addingTimeInterval(120)
+        while true {
+            try #require(Date() < deadline, "the backlog and the track were not stored within 2 minutes: \(previous)")
+            let day = rounds % 2 == 0 ? pastDay : today
+            let qos: MQTTQoS = rounds % 4 < 2 ? .atMostOnce : .atLeastOnce
+            let before = try stored.figures(day)
+            let reply = try await requester.ask("keepalive/testpi/selection/date", date: "\(day)", qos: qos, round: rounds)
+            let after = try stored.figures(day)
+            let answered = try QueryFreshnessTests.figures(in: reply)
+            let context = "round \(rounds), \(day), QoS \(qos.rawValue): stored \(before) before the request, \(after) after the reply; replied \(answered)"
+            #expect(before.validHeartRates <= answered.health.validHeartRates && answered.health.validHeartRates <= after.validHeartRates, "\(context)")
+            #expect(before.fixes <= answered.health.fixes && answered.health.fixes <= after.fixes, "\(context)")
+            #expect(answered.locationFixes == answered.health.fixes, "\(context)")
+            // The reply carries the request's QoS (our subscription is QoS 1, so it is not capped).
+            #expect(reply.qos == Int(qos.rawValue), "\(context): reply QoS \(reply.qos)")
+            rounds += 1
+
+            guard day == pastDay else { continue }
+            if after.validHeartRates > 0 {
+                if firstBacklogRow == nil { firstBacklogRow = Date() }
+                if after != previous { lastBacklogRow = Date() }
+            }
+            if after != previous || after.validHeartRates < 5400 {
+                if before.validHeartRates > 0 { roundsWhileStreaming += 1 }
+                quietSince = nil
+            } else if quietSince == nil {
+                quietSince = Date()
+            }
+            previous = after
+            // The backlog is complete and the track has not grown for two seconds.
+            if let quietSince, Date().timeIntervalSince(quietSince) > 2 { break }
+        }
+        #expect(previous.validHeartRates == 5400, "every valid notification of the backlog stored")
+        #expect(previous.fixes > 300, "the track's fixes stored (gpsd skips its first couple of seconds): \(agent.log.split(separator: "\n").filter { $0.contains("gps") }.suffix(20).joined(separator: "\n"))")
+        #expect(roundsWhileStreaming >= 10, "queries answered while the backlog streamed in: \(roundsWhileStreaming)")
+
+        // Once everything is in, the reply is exactly the day: from the rows or, once
+        // republished, from its stored aggregate.
+        let final = try QueryFreshnessTests.figures(in: try await requester.ask(
+            "keepalive/testpi/selection/date", date: "\(pastDay)", qos: .atLeastOnce, round: rounds))
+        #expect(final.health.validHeartRates == previous.validHeartRates && final.health.fixes == previous.fixes)
+
+        // health/daily/<date> is republished at most once per today_interval_s while the backlog
+        // streams in, and settles on the whole day.
+        let settled = try await dailies.waitFor(timeout: interval + 15, "health/daily with the whole backlog") {
+            (($0.json?["heart_rate"] as? [String: Any])?["valid_samples"] as? Int) == previous.validHeartRates
+                && (($0.json?["location"] as? [String: Any])?["fixes"] as? Int) == previous.fixes
+        }
+        let published = dailies.messages.filter { !$0.retained }
+        let streamed = (lastBacklogRow ?? Date()).timeIntervalSince(firstBacklogRow ?? Date()) + interval
+        #expect(published.count <= Int(streamed / interval) + 2, "\(published.count) health/daily in \(streamed) s")
+        #expect(settled.json?["final"] as? Bool == true)
+
+        // And the stored aggregate now covers the day: the reply comes from it, unchanged.
+        let fromAggregate = try QueryFreshnessTests.figures(in: try await requester.ask(
+            "keepalive/testpi/selection/date", date: "\(pastDay)", qos: .atMostOnce, round: rounds + 1))
+        #expect(fromAggregate == final)
+        #expect(try SQLiteConnection(path: agent.storePath, readOnly: true).dayAggregate(date: pastDay.description)?.isStale == false)
+        #expect(agent.stop() == 0)
+    }
+
+    struct Answered: Equatable, CustomStringConvertible {
+        var health: StoredCounts.Figures
+        var locationFixes: Int
+        var description: String { "health \(health), location.fixes \(locationFixes)" }
+    }
+
+    static func figures(in reply: MQTTIncomingMessage) throws -> Answered {
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(reply.payload)) as? [String: Any])
+        #expect(object["ok"] as? Bool == true, "\(String(decoding: reply.payload, as: UTF8.self))")
+        let health = object["health"] as? [String: Any]
+        return Answered(
+            health: StoredCounts.Figures(
+                validHeartRates: (health?["heart_rate"] as? [String: Any])?["valid_samples"] as? Int ?? -1,
+                fixes: (health?["location"] as? [String: Any])?["fixes"] as? Int ?? -1),
+            locationFixes: (object["location"] as? [String: Any])?["fixes"] as? Int ?? -1)
+    }
+}
+
+/// What the store holds for a day, read as the agent's queries would: a read-only connection.
+struct StoredCounts {
+    struct Figures: Equatable, CustomStringConvertible {
+        var validHeartRates: Int
+        var fixes: Int
+        var description: String { "\(validHeartRates) valid heart rates, \(fixes) fixes" }
+    }
+
+    let path: String
+
+    func figures(_ day: LocalDay) throws -> Figures {
+        let db = try SQLiteConnection(path: path, readOnly: true)
+        let bounds = day.boundsMs
+        func count(_ sql: StaticString) throws -> Int {
+            let statement = try db.statement(sql).bind(.integer(bounds.start), .integer(bounds.end))
+            defer { statement.reset() }
+            return try statement.step() ? statement.int(0) : 0
+        }
+        return Figures(
+            validHeartRates: try count("SELECT count(*) FROM hr_sample WHERE ts_ms >= ? AND ts_ms < ? AND valid = 1"),
+            fixes: try count("SELECT count(*) FROM fix WHERE ts_ms >= ? AND ts_ms < ?"))
+    }
+}
+
+/// An MQTT v5 requester on its own connection: request/response with correlation data.
+final class Requester: @unchecked Sendable {
+    private let client: MQTTClient
+    private let lock = NSLock()
+    private var replies: [[UInt8]: MQTTIncomingMessage] = [:]
+    static let replyTopic = "reply/freshness"
+
+    init(port: Int) {
+        client = MQTTClient(
+            options: MQTTClientOptions(host: "127.0.0.1", port: port, clientID: "freshness-requester"), logger: Logger(label: "test"))
+        client.handleOnNetworkThread(Self.replyTopic) { [self] message in
+            guard let correlation = message.properties.correlationData else { return }
+            lock.withLock { replies[correlation] = message }
+        }
+        client.start()
+    }
+
+    /// Asks until the agent answers (its subscription is in place).
+    func waitUntilAnswered(topic: String, date: String) async throws {
+        for attempt in 0..<50 {
+            if (try? await ask(topic, date: date, qos: .atLeastOnce, round: -1 - attempt, timeout: 0.5)) != nil { return }
+        }
+        throw WaitTimeout(description: "the agent never answered a query on \(topic)")
+    }
+
+    func ask(_ topic: String, date: String, qos: MQTTQoS, round: Int, timeout: Double = 10) async throws -> MQTTIncomingMessage {
+        let correlation = Array("r\(round)".utf8)
+        try await Wait.until(timeout: 5, "the requester's connection") { client.connectionState == .connected }
+        _ = try client.publish(MQTTMessage(
+            topic: topic, payload: Array(date.utf8), qos: qos,
+            properties: MQTTProperties(responseTopic: Self.replyTopic, correlationData: correlation)))
+        var reply: MQTTIncomingMessage?
+        try await Wait.until(timeout: timeout, "the reply to request \(round) (\(date))") {
+            reply = lock.withLock { replies.removeValue(forKey: correlation) }
+            return reply != nil
+        }
+        guard let reply else { throw WaitTimeout(description: "no reply to request \(round)") }
+        return reply
+    }
+
+    func stop() { client.stop() }
+}

@@ -1,0 +1,69 @@
+import Foundation
+
+/// A receiver's NMEA 0183 output (RMC, GGA, GSA per fix, with checksums), for gpsfake: a track
+/// at a chosen time and place, where the real captures have fixed dates and never move far.
+public enum NMEALog {
+    public struct Point: Sendable {
+        public var time: Date
+        public var lat: Double
+        public var lon: Double
+        public var speedMps: Double
+        public var courseDeg: Double
+        public var altitudeM: Double
+
+        public init(time: Date, lat: Double, lon: Double, speedMps: Double = 0, courseDeg: Double = 0, altitudeM: Double = 40) {
+            self.time = time
+            self.lat = lat
+            self.lon = lon
+            self.speedMps = speedMps
+            self.courseDeg = courseDeg
+            self.altitudeM = altitudeM
+        }
+    }
+
+    /// A straight walk due north at `speedMps`, one fix a second from `start`.
+    public static func walk(start: Date, seconds: Int, lat: Double = 52.5, lon: Double = 13.4, speedMps: Double = 1.4) -> [Point] {
+        (0..<seconds).map { second in
+            Point(time: start.addingTimeInterval(Double(second)), lat: lat + Double(second) * speedMps / 111_320, lon: lon,
+                  speedMps: speedMps, courseDeg: 0)
+        }
+    }
+
+    /// The log gpsfake plays: three sentences per fix (a 3D fix with 8 satellites). RMC comes
+    /// first, so gpsd knows the date, and with it the time, of every fix it reports.
+    public static func text(_ points: [Point]) -> String {
+        points.flatMap(sentences).map { $0 + "\r\n" }.joined()
+    }
+
+    public static func sentences(_ point: Point) -> [String] {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .nanosecond], from: point.time)
+        let centiseconds = ((parts.nanosecond ?? 0) + 5_000_000) / 10_000_000
+        let time = String(format: "%02d%02d%02d.%02d", parts.hour ?? 0, parts.minute ?? 0, parts.second ?? 0, min(centiseconds, 99))
+        let date = String(format: "%02d%02d%02d", parts.day ?? 1, parts.month ?? 1, (parts.year ?? 2000) % 100)
+        let (latText, latHemisphere) = degreesMinutes(point.lat, degreeDigits: 2, positive: "N", negative: "S")
+        let (lonText, lonHemisphere) = degreesMinutes(point.lon, degreeDigits: 3, positive: "E", negative: "W")
+        let knots = String(format: "%.2f", point.speedMps / 0.514444)
+        let course = String(format: "%.1f", point.courseDeg)
+        return [
+            "GPRMC,\(time),A,\(latText),\(latHemisphere),\(lonText),\(lonHemisphere),\(knots),\(course),\(date),,,A",
+            "GPGGA,\(time),\(latText),\(latHemisphere),\(lonText),\(lonHemisphere),1,08,0.9,\(String(format: "%.1f", point.altitudeM)),M,46.9,M,,",
+            "GPGSA,A,3,04,05,09,12,17,20,24,28,,,,,1.8,0.9,1.5",
+        ].map(framed)
+    }
+
+    /// `$<body>*<checksum>`: the XOR of the body's bytes, two hex digits.
+    public static func framed(_ body: String) -> String {
+        let checksum = body.utf8.reduce(UInt8(0), ^)
+        return "$\(body)*\(String(format: "%02X", checksum))"
+    }
+
+    private static func degreesMinutes(_ value: Double, degreeDigits: Int, positive: String, negative: String) -> (String, String) {
+        let magnitude = abs(value)
+        let degrees = Int(magnitude)
+        let minutes = (magnitude - Double(degrees)) * 60
+        let text = String(format: "%0\(degreeDigits)d%07.4f", degrees, minutes)
+        return (text, value < 0 ? negative : positive)
+    }
+}
