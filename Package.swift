@@ -30,6 +30,11 @@ let package = Package(
         // fork + PR_SET_PDEATHSIG + exec for bridge programs that must die with the agent.
         .target(name: "CSpawn", path: "Sources/CSpawn"),
 
+        // Steps from foot pods (RSC 0x2A53) and a chest strap's accelerometer: parsers and
+        // algorithms only, Foundation at most (docs/steps.md).
+        .target(name: "StepCounting"),
+        .testTarget(name: "StepCountingTests", dependencies: ["StepCounting", "TestKit"]),
+
         .target(
             name: "Store",
             dependencies: ["CSQLite", .product(name: "Logging", package: "swift-log")]),

@@ -31,7 +31,8 @@ struct DebianPackageTests {
         #expect(!depends.contains("swift"), "the Swift runtime is linked in")
         let (_, contents) = try await run(dpkgDeb, ["-c", deb])
         for path in ["./usr/bin/keepalive", "./lib/systemd/system/keepalive.service", "./etc/keepalive/config.toml",
-                     "./usr/share/keepalive/hr-bridge/keepalive_hr_bridge.py"] {
+                     "./usr/share/keepalive/hr-bridge/keepalive_hr_bridge.py",
+                     "./usr/share/keepalive/hr-bridge/keepalive_pmd.py"] {
             #expect(contents.contains(path), "\(path) missing")
         }
         let control = try TemporaryDirectory("debcontrol")

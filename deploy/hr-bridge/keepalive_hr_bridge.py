@@ -1,11 +1,17 @@
 #!/usr/bin/env python3
 """KeepAlive's reference heart-rate bridge for a Pi whose own Bluetooth talks to the strap.
 
-Finds a BLE heart-rate strap (by address, or the first device advertising the Heart Rate
-service 0x180D), subscribes to Heart Rate Measurement (0x2A37) notifications and emits one
-bridge message per notification (KeepAlive SPEC "Heart rate: the bridge"):
+Finds a BLE sensor (by address, or the first device advertising the Heart Rate service 0x180D
+or Running Speed and Cadence 0x1814) and subscribes to what it offers, one bridge message per
+notification (KeepAlive SPEC "Heart rate: the bridge", docs/steps.md):
 
+- Heart Rate Measurement (0x2A37), no `char` (the original form):
     {"ts":"<ISO-8601 UTC, ms>","seq":N,"sensor":"<id>","raw":"<hex of 0x2A37>","bpm":…,"rr":[…]}
+- RSC Measurement (0x2A53) of a foot pod or treadmill:
+    {"ts":…,"seq":N,"sensor":…,"char":"2a53","raw":"<hex of 0x2A53>","cadence":…,"speed_mps":…}
+- a Polar strap's accelerometer over its PMD service (keepalive_pmd.py), mG, at --acc-rate Hz,
+  `ts` the first sample's time, at most 100 samples a message:
+    {"ts":…,"seq":N,"sensor":…,"char":"pmd_acc","rate_hz":50,"samples":[[x,y,z],…]}
 
 to stdout as NDJSON (`--ndjson`, for the agent's `command` transport) or to MQTT
 (`--mqtt HOST`): `hrbridge/v1/<sensor>/measurement`, a retained `…/status` online/offline (the
@@ -24,8 +30,13 @@ import random
 import sys
 import time
 
+import keepalive_pmd as pmd
+
 HEART_RATE_SERVICE = "0000180d-0000-1000-8000-00805f9b34fb"
 HEART_RATE_MEASUREMENT = "00002a37-0000-1000-8000-00805f9b34fb"
+RSC_SERVICE = "00001814-0000-1000-8000-00805f9b34fb"
+RSC_MEASUREMENT = "00002a53-0000-1000-8000-00805f9b34fb"
+MAX_ACC_SAMPLES = 100  # a message stays well under the agent's 4096-byte line limit
 
 
 def decode_measurement(raw):
@@ -55,21 +66,53 @@ def decode_measurement(raw):
     return {"bpm": bpm, "contact": contact, "energy_kj": energy, "rr_1024": rr}
 
 
-def encode_message(raw, sensor, seq, when):
-    """One bridge message as a compact JSON line (no newline)."""
-    message = {
-        "ts": when.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (when.microsecond // 1000),
-        "seq": seq,
-        "sensor": sensor,
-        "raw": bytes(raw).hex(),
-    }
+def decode_rsc(raw):
+    """The plain fields of a 0x2A53 value (for humans; the agent decodes `raw` itself)."""
+    if len(raw) < 4:
+        raise ValueError("truncated speed or cadence")
+    flags, length = raw[0], 4 + (2 if raw[0] & 0x01 else 0) + (4 if raw[0] & 0x02 else 0)
+    if len(raw) != length:
+        raise ValueError("%d bytes where the flags announce %d" % (len(raw), length))
+    plain = {"speed_mps": int.from_bytes(raw[1:3], "little") / 256, "cadence": raw[3], "running": bool(flags & 0x04)}
+    if flags & 0x01:
+        plain["stride_m"] = int.from_bytes(raw[4:6], "little") / 100
+    if flags & 0x02:
+        plain["total_m"] = int.from_bytes(raw[length - 4:length], "little") / 10
+    return plain
+
+
+def iso(when):
+    return when.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (when.microsecond // 1000)
+
+
+def encode_message(raw, sensor, seq, when, char="2a37"):
+    """One bridge message as a compact JSON line (no newline); no `char` means 0x2A37."""
+    message = {"ts": iso(when), "seq": seq, "sensor": sensor}
+    if char != "2a37":
+        message["char"] = char
+    message["raw"] = bytes(raw).hex()
     try:
-        plain = decode_measurement(bytes(raw))
-        message["bpm"] = plain["bpm"]
-        message["rr"] = [round(value * 1000 / 1024) for value in plain["rr_1024"]]
+        if char == "2a53":
+            plain = decode_rsc(bytes(raw))
+            message["cadence"], message["speed_mps"] = plain["cadence"], plain["speed_mps"]
+        else:
+            plain = decode_measurement(bytes(raw))
+            message["bpm"] = plain["bpm"]
+            message["rr"] = [round(value * 1000 / 1024) for value in plain["rr_1024"]]
     except ValueError:
         pass  # the raw bytes still go out: the agent counts and drops what it cannot decode
     return json.dumps(message, separators=(",", ":"))
+
+
+def encode_acc_messages(samples, sensor, seq, first_ns, rate_hz):
+    """pmd_acc messages for mG samples from `first_ns` (Unix ns) at `rate_hz`, ≤ 100 a message."""
+    lines = []
+    for start in range(0, len(samples), MAX_ACC_SAMPLES):
+        when = datetime.datetime.fromtimestamp((first_ns + start * 1e9 / rate_hz) / 1e9, datetime.timezone.utc)
+        lines.append(json.dumps({"ts": iso(when), "seq": seq + len(lines) + 1, "sensor": sensor, "char": "pmd_acc",
+                                 "rate_hz": rate_hz, "samples": samples[start:start + MAX_ACC_SAMPLES]},
+                                separators=(",", ":")))
+    return lines
 
 
 def sensor_id(address):
@@ -163,12 +206,37 @@ def is_reconnect_command(payload):
 async def find_strap(address, scanner):
     if address:
         return await scanner.find_device_by_address(address, timeout=15)
-    devices = await scanner.discover(timeout=10, service_uuids=[HEART_RATE_SERVICE])
+    devices = await scanner.discover(timeout=10, service_uuids=[HEART_RATE_SERVICE, RSC_SERVICE])
     return devices[0] if devices else None
 
 
+def offers(client, uuid):
+    """Whether the connected device has the characteristic; a client that cannot tell is
+    taken for a plain heart-rate strap."""
+    services = getattr(client, "services", None)
+    if services is None:
+        return uuid == HEART_RATE_MEASUREMENT
+    return services.get_characteristic(uuid) is not None
+
+
+async def start_acc(client, rate_hz, on_frame):
+    """Starts a Polar strap's accelerometer stream over PMD; its frames go to `on_frame`.
+    Returns the scale factor the strap announced (1.0 unless it says otherwise)."""
+    answers = asyncio.Queue()
+    await client.start_notify(pmd.PMD_CONTROL, lambda _c, data: answers.put_nowait(bytes(data)))
+    await client.start_notify(pmd.PMD_DATA, lambda _c, data: on_frame(bytes(data)))
+    await client.write_gatt_char(pmd.PMD_CONTROL, pmd.start_acc_command(rate_hz), response=True)
+    while True:
+        op, kind, status, settings = pmd.parse_control_response(await asyncio.wait_for(answers.get(), 10))
+        if (op, kind) == (pmd.OP_START, pmd.MEASUREMENT_ACC):
+            break
+    if status != "success":
+        raise pmd.PMDError("the strap refused to start the accelerometer: " + status)
+    return settings.get(pmd.FACTOR, [1.0])[0]
+
+
 async def run_bridge(output, address=None, sensor=None, stall_timeout=10.0, scanner=None, client_factory=None,
-                     backoff=None, rounds=None, clock=time.monotonic):
+                     backoff=None, rounds=None, clock=time.monotonic, acc_rate=50):
     """Connects, streams, and reconnects forever (or `rounds` connections, for tests)."""
     if scanner is None or client_factory is None:
         from bleak import BleakClient, BleakScanner  # Debian: python3-bleak
@@ -185,17 +253,46 @@ async def run_bridge(output, address=None, sensor=None, stall_timeout=10.0, scan
         disconnected = asyncio.Event()
         watchdog = StallWatchdog(stall_timeout, clock)
 
-        def on_notify(_characteristic, data):
+        def notifier(char):
+            def on_notify(_characteristic, data):
+                nonlocal seq
+                seq += 1
+                watchdog.feed()
+                output.measurement(name, encode_message(bytes(data), name, seq, datetime.datetime.now(datetime.timezone.utc), char))
+            return on_notify
+
+        acc_clock, acc_factor = pmd.AccClock(acc_rate or 50), [1.0]
+
+        def on_acc_frame(data):
             nonlocal seq
-            seq += 1
             watchdog.feed()
-            output.measurement(name, encode_message(bytes(data), name, seq, datetime.datetime.now(datetime.timezone.utc)))
+            try:
+                frame_ns, samples = pmd.decode_acc_frame(data, acc_factor[0])
+            except pmd.PMDError as error:
+                print("hr-bridge: PMD frame dropped: %s" % error, file=sys.stderr, flush=True)
+                return
+            first_ns = acc_clock.first_sample_ns(time.time_ns(), frame_ns, len(samples))
+            for line in encode_acc_messages(samples, name, seq, first_ns, acc_rate):
+                seq += 1
+                output.measurement(name, line)
 
         client = client_factory(device, disconnected_callback=lambda _client: disconnected.set())
         connections += 1
         try:
             await client.connect()
-            await client.start_notify(HEART_RATE_MEASUREMENT, on_notify)
+            streams = []
+            for uuid, char in ((HEART_RATE_MEASUREMENT, "2a37"), (RSC_MEASUREMENT, "2a53")):
+                if offers(client, uuid):
+                    await client.start_notify(uuid, notifier(char))
+                    streams.append(char)
+            if acc_rate and offers(client, pmd.PMD_CONTROL) and offers(client, pmd.PMD_DATA):
+                try:
+                    acc_factor[0] = await start_acc(client, acc_rate, on_acc_frame)
+                    streams.append("pmd_acc")
+                except (pmd.PMDError, asyncio.TimeoutError) as error:
+                    print("hr-bridge: no accelerometer: %s" % error, file=sys.stderr, flush=True)
+            if not streams:
+                raise RuntimeError("the device offers no heart rate, RSC or PMD accelerometer")
             output.online(name)
             watchdog.feed()
             backoff.reset()
@@ -221,17 +318,28 @@ def main(argv=None):
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--ndjson", action="store_true", help="write messages to stdout (transport = \"command\")")
     mode.add_argument("--mqtt", metavar="HOST", help="publish to this broker (transport = \"mqtt\")")
-    mode.add_argument("--encode-hex", metavar="HEX", help="print the message for one raw 0x2A37 value and exit")
+    mode.add_argument("--encode-hex", metavar="HEX", help="print the message for one raw value (of --char) and exit")
+    mode.add_argument("--decode-pmd", metavar="HEX", help="print the pmd_acc messages for one PMD ACC data frame and exit")
+    parser.add_argument("--char", choices=["2a37", "2a53"], default="2a37", help="the characteristic of --encode-hex")
+    parser.add_argument("--acc-rate", type=int, choices=(0,) + pmd.H10_ACC_RATES, default=50,
+                        help="accelerometer rate in Hz when the strap offers Polar's PMD service (0: off)")
     parser.add_argument("--mqtt-port", type=int, default=1883)
     parser.add_argument("--stall-timeout", type=float, default=10.0)
     args = parser.parse_args(argv)
     if args.encode_hex:
-        print(encode_message(bytes.fromhex(args.encode_hex), args.sensor or "strap", 1, datetime.datetime.now(datetime.timezone.utc)))
+        print(encode_message(bytes.fromhex(args.encode_hex), args.sensor or "strap", 1,
+                             datetime.datetime.now(datetime.timezone.utc), args.char))
+        return 0
+    if args.decode_pmd:
+        frame_ns, samples = pmd.decode_acc_frame(bytes.fromhex(args.decode_pmd))
+        first_ns = pmd.AccClock(args.acc_rate or 50).first_sample_ns(time.time_ns(), frame_ns, len(samples))
+        print("\n".join(encode_acc_messages(samples, args.sensor or "strap", 0, first_ns, args.acc_rate or 50)))
         return 0
 
     async def run():
         output = NDJSONOutput() if args.ndjson else MQTTOutput(args.mqtt, args.mqtt_port, args.sensor or sensor_id(args.address or "strap"))
-        await run_bridge(output, address=args.address, sensor=args.sensor, stall_timeout=args.stall_timeout)
+        await run_bridge(output, address=args.address, sensor=args.sensor, stall_timeout=args.stall_timeout,
+                         acc_rate=args.acc_rate)
 
     try:
         asyncio.run(run())

@@ -1,7 +1,10 @@
 """The reference bridge with the real bleak against a fake BlueZ: python3-dbusmock's bluez5
 template on a private D-Bus (no Bluetooth hardware here). The strap — its device object, the
-Heart Rate service and the 0x2A37 characteristic — is added by hand, and notifications are sent
-as the PropertiesChanged signals BlueZ emits.
+Heart Rate service (0x2A37), a Running Speed and Cadence service (0x2A53) and Polar's PMD
+service (control point and data) — is added by hand; notifications are sent as the
+PropertiesChanged signals BlueZ emits, and the control point's writes are read back from the
+mock's call log. The RSC and PMD values are made by hand from their specifications (see
+test_keepalive_hr_bridge.py), not recorded from a device.
 
 Run with Debian's python (python3-bleak, python3-dbusmock, dbus):
     /usr/bin/python3 -m unittest deploy/hr-bridge/test_bluez_mock.py
@@ -18,6 +21,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import keepalive_hr_bridge as bridge  # noqa: E402
+import keepalive_pmd as pmd  # noqa: E402
 
 try:
     import dbus
@@ -31,6 +35,11 @@ ADDRESS = "AA:BB:CC:DD:EE:FF"
 DEVICE = "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_FF"
 SERVICE = DEVICE + "/service000a"
 CHARACTERISTIC = SERVICE + "/char000b"
+RSC_SERVICE = DEVICE + "/service000e"
+RSC_CHARACTERISTIC = RSC_SERVICE + "/char000f"
+PMD_SERVICE = DEVICE + "/service0012"
+PMD_CONTROL = PMD_SERVICE + "/char0013"
+PMD_DATA = PMD_SERVICE + "/char0016"
 
 
 @unittest.skipUnless(AVAILABLE, "needs python3-bleak, python3-dbusmock and dbus-daemon")
@@ -58,7 +67,7 @@ class BleakAgainstMockedBlueZ(unittest.TestCase):
             "Address": ADDRESS, "AddressType": "public", "Name": "Strap", "Alias": "Strap",
             "Adapter": dbus.ObjectPath("/org/bluez/hci0"), "Paired": False, "Connected": False, "Trusted": False,
             "Blocked": False, "LegacyPairing": False, "RSSI": dbus.Int16(-70), "ServicesResolved": False,
-            "UUIDs": dbus.Array([bridge.HEART_RATE_SERVICE], signature="s"),
+            "UUIDs": dbus.Array([bridge.HEART_RATE_SERVICE, bridge.RSC_SERVICE], signature="s"),
             "ManufacturerData": dbus.Dictionary({}, signature="qv"), "ServiceData": dbus.Dictionary({}, signature="sv"),
         }, [
             ("Connect", "", "", "self.UpdateProperties('org.bluez.Device1', {'Connected': dbus.Boolean(True, variant_level=1), "
@@ -72,21 +81,37 @@ class BleakAgainstMockedBlueZ(unittest.TestCase):
             "UUID": bridge.HEART_RATE_MEASUREMENT, "Service": dbus.ObjectPath(SERVICE), "Handle": dbus.UInt16(11),
             "Flags": dbus.Array(["notify"], signature="s"), "Value": dbus.Array([], signature="y"), "Notifying": False,
         }, [("StartNotify", "", "", ""), ("StopNotify", "", "", "")])
+        self.add_characteristic(mock, RSC_SERVICE, bridge.RSC_SERVICE, 14, RSC_CHARACTERISTIC, bridge.RSC_MEASUREMENT, ["notify"])
+        self.add_characteristic(mock, PMD_SERVICE, pmd.PMD_SERVICE, 18, PMD_CONTROL, pmd.PMD_CONTROL, ["read", "write", "indicate"])
+        self.add_characteristic(mock, None, pmd.PMD_SERVICE, 18, PMD_DATA, pmd.PMD_DATA, ["notify"])
         self.device = dbus.Interface(self.bus.get_object("org.bluez", DEVICE), "org.freedesktop.DBus.Mock")
         self.characteristic = dbus.Interface(self.bus.get_object("org.bluez", CHARACTERISTIC), "org.freedesktop.DBus.Mock")
+
+    def add_characteristic(self, mock, service_path, service_uuid, service_handle, path, uuid, flags):
+        service = service_path or path.rsplit("/", 1)[0]
+        if service_path:
+            mock.AddObject(service, "org.bluez.GattService1", {
+                "UUID": service_uuid, "Primary": True, "Device": dbus.ObjectPath(DEVICE),
+                "Handle": dbus.UInt16(service_handle)}, [])
+        mock.AddObject(path, "org.bluez.GattCharacteristic1", {
+            "UUID": uuid, "Service": dbus.ObjectPath(service), "Handle": dbus.UInt16(int(path[-4:], 16)),
+            "Flags": dbus.Array(flags, signature="s"), "Value": dbus.Array([], signature="y"), "Notifying": False,
+        }, [("StartNotify", "", "", ""), ("StopNotify", "", "", ""), ("WriteValue", "aya{sv}", "", "")])
 
     def tearDown(self):
         self.mock.terminate()
         self.bus_daemon.terminate()
         self.mock.wait(10)
         self.bus_daemon.wait(10)
+        self.bus_daemon.stdout.close()
 
     def advertise(self):
         """An advertisement as bleak's scanner sees one: an RSSI update while it discovers."""
         self.device.UpdateProperties("org.bluez.Device1", {"RSSI": dbus.Int16(-60)})
 
-    def notify(self, hex_value):
-        self.characteristic.EmitSignal("org.freedesktop.DBus.Properties", "PropertiesChanged", "sa{sv}as", dbus.Array([
+    def notify(self, hex_value, path=CHARACTERISTIC):
+        characteristic = dbus.Interface(self.bus.get_object("org.bluez", path), "org.freedesktop.DBus.Mock")
+        characteristic.EmitSignal("org.freedesktop.DBus.Properties", "PropertiesChanged", "sa{sv}as", dbus.Array([
             dbus.String("org.bluez.GattCharacteristic1"),
             dbus.Dictionary({"Value": dbus.Array(bytes.fromhex(hex_value), signature="y", variant_level=1)}, signature="sv"),
             dbus.Array([], signature="s")], signature="v"))
@@ -112,15 +137,64 @@ class BleakAgainstMockedBlueZ(unittest.TestCase):
         async def main():
             strap_task = asyncio.create_task(strap())
             connections = await asyncio.wait_for(bridge.run_bridge(
-                output, address=ADDRESS, stall_timeout=1.0, backoff=bridge.Backoff(0.05, 0.1), rounds=2), 60)
+                output, address=ADDRESS, stall_timeout=1.0, backoff=bridge.Backoff(0.05, 0.1), rounds=2, acc_rate=0), 60)
             strap_task.cancel()
             return connections
 
         connections = asyncio.run(main())
         messages = [json.loads(line) for line in out.getvalue().splitlines()]
-        self.assertEqual([m["raw"] for m in messages[:2]], ["063c", "16485401ec02"])
+        self.assertEqual([m["raw"] for m in messages if "char" not in m][:2], ["063c", "16485401ec02"])
         self.assertEqual(messages[0]["sensor"], "aabbccddeeff")
         self.assertEqual(connections, 2, "the silent strap is connected again")
+
+    def test_bridge_streams_rsc_and_starts_the_pmd_accelerometer(self):
+        out = io.StringIO()
+        output = bridge.NDJSONOutput(out)
+        control = dbus.Interface(self.bus.get_object("org.bluez", PMD_CONTROL), "org.freedesktop.DBus.Mock")
+        writes = []
+
+        def frame(timestamp_ns, sample, count=36):
+            body = b"".join(v.to_bytes(2, "little", signed=True) for v in sample) * count
+            return (bytes([pmd.MEASUREMENT_ACC]) + timestamp_ns.to_bytes(8, "little") + b"\x01" + body).hex()
+
+        async def strap():
+            while not self.connected():
+                self.advertise()
+                await asyncio.sleep(0.1)
+            await asyncio.sleep(0.3)
+            self.notify("070003aa6a0039300000", RSC_CHARACTERISTIC)
+            deadline = time.time() + 20
+            while not writes:
+                self.assertLess(time.time(), deadline, "the bridge never wrote to the PMD control point")
+                writes.extend(bytes(call[2][0]) for call in control.GetCalls() if call[1] == "WriteValue")
+                await asyncio.sleep(0.05)
+            self.notify("f00202000000", PMD_CONTROL)
+            await asyncio.sleep(0.2)
+            self.notify(frame(10**9, [0, 0, 1000]), PMD_DATA)
+            await asyncio.sleep(0.05)
+            self.notify(frame(10**9 + 720_000_000, [3, -4, 980]), PMD_DATA)
+            while True:
+                await asyncio.sleep(1)
+
+        async def main():
+            strap_task = asyncio.create_task(strap())
+            bridge_task = asyncio.create_task(bridge.run_bridge(
+                output, address=ADDRESS, stall_timeout=1.5, backoff=bridge.Backoff(0.05, 0.1), rounds=1, acc_rate=50))
+            done, _ = await asyncio.wait({strap_task, bridge_task}, timeout=60, return_when=asyncio.FIRST_COMPLETED)
+            strap_task.cancel()
+            if strap_task in done and strap_task.exception():
+                raise strap_task.exception()
+            await asyncio.wait_for(bridge_task, 30)
+
+        asyncio.run(main())
+        self.assertEqual(writes, [pmd.start_acc_command(50)], "PMD start: acceleration, 50 Hz, 16 bits, ±8 g")
+        messages = [json.loads(line) for line in out.getvalue().splitlines()]
+        rsc = [m for m in messages if m.get("char") == "2a53"]
+        acc = [m for m in messages if m.get("char") == "pmd_acc"]
+        self.assertEqual([(m["raw"], m["cadence"]) for m in rsc], [("070003aa6a0039300000", 170)])
+        self.assertEqual([(m["rate_hz"], len(m["samples"]), m["samples"][0]) for m in acc],
+                         [(50, 36, [0, 0, 1000]), (50, 36, [3, -4, 980])])
+        self.assertEqual(len({m["seq"] for m in messages}), len(messages))
 
     def connected(self):
         props = dbus.Interface(self.bus.get_object("org.bluez", DEVICE), "org.freedesktop.DBus.Properties")

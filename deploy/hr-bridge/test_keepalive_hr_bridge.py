@@ -1,5 +1,6 @@
-"""Tests of the reference bridge that need no Bluetooth: message encoding, the stall watchdog,
-and the connect/stream/reconnect loop against a stand-in for bleak's scanner and client.
+"""Tests of the reference bridge that need no Bluetooth: message encoding (0x2A37, 0x2A53, PMD
+acceleration), the stall watchdog, and the connect/stream/reconnect loop against a stand-in for
+bleak's scanner and client.
 Run: python3 -m unittest deploy/hr-bridge/test_keepalive_hr_bridge.py
 """
 import asyncio
@@ -12,6 +13,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import keepalive_hr_bridge as bridge  # noqa: E402
+import keepalive_pmd as pmd  # noqa: E402
 
 
 class Encoding(unittest.TestCase):
@@ -44,6 +46,98 @@ class Encoding(unittest.TestCase):
         self.assertTrue(bridge.is_reconnect_command(b'{"op":"reconnect"}'))
         self.assertFalse(bridge.is_reconnect_command(b"garbage"))
         self.assertFalse(bridge.is_reconnect_command(b"[1]"))
+
+
+class RSCEncoding(unittest.TestCase):
+    def test_every_flag_combination(self):
+        # speed 0x0300 = 3.0 m/s, cadence 170, stride 106 cm, total 12345 dm
+        for flags in range(8):
+            raw = bytes([flags, 0x00, 0x03, 0xAA]) + (b"\x6a\x00" if flags & 1 else b"") + (b"\x39\x30\x00\x00" if flags & 2 else b"")
+            plain = bridge.decode_rsc(raw)
+            self.assertEqual((plain["speed_mps"], plain["cadence"], plain["running"]), (3.0, 170, bool(flags & 4)))
+            self.assertEqual(plain.get("stride_m"), 1.06 if flags & 1 else None)
+            self.assertEqual(plain.get("total_m"), 1234.5 if flags & 2 else None)
+
+    def test_rejects_truncated_and_over_long(self):
+        for raw in ["", "000003", "010003aa", "020003aa393000", "000003aa00"]:
+            with self.assertRaises(ValueError, msg=raw):
+                bridge.decode_rsc(bytes.fromhex(raw))
+
+    def test_message_carries_the_characteristic(self):
+        when = datetime.datetime(2026, 11, 21, 8, 0, 1, 250000, tzinfo=datetime.timezone.utc)
+        message = json.loads(bridge.encode_message(bytes.fromhex("070003aa6a0039300000"), "pod", 3, when, "2a53"))
+        self.assertEqual((message["char"], message["raw"], message["cadence"], message["speed_mps"]),
+                         ("2a53", "070003aa6a0039300000", 170, 3.0))
+        self.assertNotIn("char", json.loads(bridge.encode_message(bytes.fromhex("063c"), "s", 1, when)),
+                         "heart rate keeps the original form: no char means 2a37")
+
+
+def acc_frame(timestamp_ns, samples, frame_type=1):
+    width = {0: 1, 1: 2, 2: 3}[frame_type]
+    body = b"".join(v.to_bytes(width, "little", signed=True) for sample in samples for v in sample)
+    return bytes([pmd.MEASUREMENT_ACC]) + timestamp_ns.to_bytes(8, "little") + bytes([frame_type]) + body
+
+
+class PMD(unittest.TestCase):
+    def test_start_command(self):
+        # start ACC: 50 Hz (0x0032), 16 bits, ±8 g
+        self.assertEqual(pmd.start_acc_command(50).hex(), "0202000132000101100002010800")
+        self.assertEqual(pmd.start_acc_command(200, range_g=2).hex(), "02020001c8000101100002010200")
+
+    def test_control_point_answers(self):
+        self.assertEqual(pmd.parse_control_response(bytes.fromhex("f00202000000")), (2, 2, "success", {}))
+        self.assertEqual(pmd.parse_control_response(bytes.fromhex("f002020000050100008040"))[3], {pmd.FACTOR: [4.0]})
+        self.assertEqual(pmd.parse_control_response(bytes.fromhex("f0020206"))[2], "already in state")
+        # A "get settings" answer: rates 25, 50; 16 bits; ranges 2, 4, 8 g; 3 channels.
+        self.assertEqual(pmd.parse_settings(bytes.fromhex("0002190032000101100002030200040008000401" "03")),
+                         {0: [25, 50], 1: [16], 2: [2, 4, 8], 4: [3]})
+        for bad in ["0f00", "f002"]:
+            with self.assertRaises(pmd.PMDError, msg=bad):
+                pmd.parse_control_response(bytes.fromhex(bad))
+        for bad in ["00021900", "0901", "0002"]:
+            with self.assertRaises(pmd.PMDError, msg=bad):
+                pmd.parse_settings(bytes.fromhex(bad))
+
+    def test_raw_frames_of_each_width(self):
+        samples = [[-12, 980, 40], [0, 1001, -3]]
+        for frame_type in (1, 2):
+            self.assertEqual(pmd.decode_acc_frame(acc_frame(123456789, samples, frame_type)), (123456789, samples))
+        self.assertEqual(pmd.decode_acc_frame(acc_frame(5, [[-1, 2, 100]], 0)), (5, [[-1, 2, 100]]))
+        with self.assertRaises(pmd.PMDError):
+            pmd.decode_acc_frame(acc_frame(5, samples)[:-1])  # half a sample
+        with self.assertRaises(pmd.PMDError):
+            pmd.decode_acc_frame(bytes([0]) + bytes(9))  # ECG, not acceleration
+
+    def test_compressed_frame(self):
+        # Reference (10, 20, 30); one block of 2-bit deltas, one sample: +1, -1, 0 packed LSB first:
+        # 01 | 11 | 00 -> 0b001101 = 0x0D. Then a block of 8-bit deltas, two samples.
+        payload = bytes.fromhex("0a001400" "1e00") + bytes([2, 1, 0x0D]) + bytes([8, 2, 0xFE, 0x05, 0x00, 0x01, 0x01, 0x80])
+        frame = bytes([pmd.MEASUREMENT_ACC]) + (99).to_bytes(8, "little") + bytes([0x81]) + payload
+        self.assertEqual(pmd.decode_acc_frame(frame), (99, [[10, 20, 30], [11, 19, 30], [9, 24, 30], [10, 25, -98]]))
+        scaled = bytes([pmd.MEASUREMENT_ACC]) + (99).to_bytes(8, "little") + bytes([0x80]) + bytes.fromhex("010002000300")
+        self.assertEqual(pmd.decode_acc_frame(scaled, factor=0.5)[1], [[500, 1000, 1500]], "type 0 carries g")
+        with self.assertRaises(pmd.PMDError):
+            pmd.decode_acc_frame(frame[:-1])
+
+    def test_clock_joins_frames(self):
+        clock = pmd.AccClock(50)
+        first = clock.first_sample_ns(host_now_ns=10_000_000_000, frame_ns=500_000_000, count=36)
+        self.assertEqual(first, 10_000_000_000 - 35 * 20_000_000)
+        # The next frame, 36 samples later on the sensor clock, starts where the first ended.
+        second = clock.first_sample_ns(host_now_ns=99, frame_ns=500_000_000 + 36 * 20_000_000, count=36)
+        self.assertEqual(second, 10_000_000_000 + 20_000_000)
+
+    def test_acc_messages_are_split_and_timed(self):
+        samples = [[i, 0, 1000] for i in range(250)]
+        first_ns = int(datetime.datetime(2026, 11, 21, 8, 0, tzinfo=datetime.timezone.utc).timestamp() * 1e9)
+        lines = [json.loads(line) for line in bridge.encode_acc_messages(samples, "h10", 6, first_ns, 50)]
+        self.assertEqual([len(m["samples"]) for m in lines], [100, 100, 50])
+        self.assertEqual([m["seq"] for m in lines], [7, 8, 9])
+        self.assertEqual([m["ts"] for m in lines], ["2026-11-21T08:00:00.000Z", "2026-11-21T08:00:02.000Z",
+                                                    "2026-11-21T08:00:04.000Z"])
+        self.assertEqual({(m["char"], m["rate_hz"], m["sensor"]) for m in lines}, {("pmd_acc", 50, "h10")})
+        widest = [[-32768, -32768, -32768]] * 250
+        self.assertTrue(all(len(line) < 4096 for line in bridge.encode_acc_messages(widest, "h10", 0, first_ns, 200)))
 
 
 class Watchdog(unittest.TestCase):
@@ -100,14 +194,74 @@ class DroppingStrap(SilentStrap):
         asyncio.get_running_loop().call_later(0.05, self.disconnected_callback, self)
 
 
+class FakeServices:
+    def __init__(self, uuids):
+        self.uuids = set(uuids)
+
+    def get_characteristic(self, uuid):
+        return uuid if uuid in self.uuids else None
+
+
+class PolarStrapWithFootPod:
+    """Offers heart rate, RSC and Polar's PMD; answers the accelerometer start on the control
+    point, then streams two ACC frames. `refuse` makes it answer "invalid sample rate"."""
+    refuse = False
+    writes = []
+
+    def __init__(self, device, disconnected_callback):
+        self.handlers = {}
+        self.services = FakeServices([bridge.HEART_RATE_MEASUREMENT, bridge.RSC_MEASUREMENT, pmd.PMD_CONTROL, pmd.PMD_DATA])
+
+    async def connect(self):
+        pass
+
+    async def start_notify(self, uuid, handler):
+        self.handlers[uuid] = handler
+        if uuid == bridge.HEART_RATE_MEASUREMENT:
+            handler(None, bytearray.fromhex("063c"))
+        if uuid == bridge.RSC_MEASUREMENT:
+            handler(None, bytearray.fromhex("070003aa6a0039300000"))
+
+    async def write_gatt_char(self, uuid, data, response):
+        assert uuid == pmd.PMD_CONTROL and response
+        PolarStrapWithFootPod.writes.append(bytes(data))
+        self.handlers[pmd.PMD_CONTROL](None, bytearray.fromhex("f0020208" if self.refuse else "f00202000000"))
+        if not self.refuse:
+            loop = asyncio.get_running_loop()
+            loop.call_later(0.01, self.handlers[pmd.PMD_DATA], None, acc_frame(10**9, [[0, 0, 1000]] * 36))
+            loop.call_later(0.02, self.handlers[pmd.PMD_DATA], None, acc_frame(10**9 + 36 * 20_000_000, [[5, -5, 990]] * 36))
+
+    async def disconnect(self):
+        pass
+
+
 class Loop(unittest.TestCase):
-    def run_bridge(self, client, stall_timeout):
+    def run_bridge(self, client, stall_timeout, rounds=2):
         out = io.StringIO()
         output = bridge.NDJSONOutput(out)
         connections = asyncio.run(bridge.run_bridge(
             output, address=None, sensor=None, stall_timeout=stall_timeout, scanner=FakeScanner, client_factory=client,
-            backoff=bridge.Backoff(0.01, 0.02), rounds=2))
+            backoff=bridge.Backoff(0.01, 0.02), rounds=rounds))
         return connections, [json.loads(line) for line in out.getvalue().splitlines()]
+
+    def test_subscribes_to_everything_the_device_offers(self):
+        PolarStrapWithFootPod.refuse, PolarStrapWithFootPod.writes = False, []
+        _, messages = self.run_bridge(PolarStrapWithFootPod, stall_timeout=0.3, rounds=1)
+        self.assertEqual([m.get("char", "2a37") for m in messages], ["2a37", "2a53", "pmd_acc", "pmd_acc"])
+        self.assertEqual([m["seq"] for m in messages], [1, 2, 3, 4])
+        self.assertEqual(PolarStrapWithFootPod.writes, [pmd.start_acc_command(50)])
+        first, second = messages[2], messages[3]
+        self.assertEqual((first["rate_hz"], first["samples"][0], len(first["samples"])), (50, [0, 0, 1000], 36))
+        self.assertEqual(second["samples"][0], [5, -5, 990])
+        gap = (datetime.datetime.fromisoformat(second["ts"].replace("Z", "+00:00"))
+               - datetime.datetime.fromisoformat(first["ts"].replace("Z", "+00:00"))).total_seconds()
+        self.assertAlmostEqual(gap, 36 / 50, delta=0.002, msg="the second batch starts where the first ended")
+
+    def test_a_refused_accelerometer_leaves_the_rest_streaming(self):
+        PolarStrapWithFootPod.refuse = True
+        _, messages = self.run_bridge(PolarStrapWithFootPod, stall_timeout=0.3, rounds=1)
+        PolarStrapWithFootPod.refuse = False
+        self.assertEqual([m.get("char", "2a37") for m in messages], ["2a37", "2a53"])
 
     def test_silent_strap_is_reconnected_without_a_disconnect_event(self):
         SilentStrap.instances.clear()

@@ -1,0 +1,24 @@
+/// The settings of the accelerometer step detector (docs/steps.md, "Steps from a chest strap").
+/// The defaults were chosen on the Mobilise-D lower-back recordings and held up when each
+/// participant was left out of the choice in turn; change them only against labelled data.
+public struct StepDetectionParameters: Sendable, Equatable {
+    /// Cut-off of the low-pass on the magnitude: walking steps are 1.5–2.2 Hz, running ≤ 3.5.
+    public var lowPassHz = 2.0
+    /// A peak is the largest value within this many seconds either side.
+    public var peakHalfWindowS = 0.25
+    /// Peaks closer than this are one step (the larger is kept): 240 steps/min at most.
+    public var minStepIntervalS = 0.25
+    /// A longer pause ends a run of steps.
+    public var maxStepIntervalS = 2.0
+    /// Steps count only once this many have come in a row, each within `maxStepIntervalS` of
+    /// the one before (Zhao's "regulation", Gu et al.'s continuity): a single jolt is no walk.
+    public var stepsToStartCounting = 4
+    /// A peak must rise at least this far (mG) above the lowest point since the last step …
+    public var minAmplitudeMilliG = 60.0
+    /// … and at least this fraction of the recent steps' average rise (the adaptive threshold).
+    public var relativeAmplitude = 0.25
+    /// Weight of each new step in that average (exponential smoothing).
+    public var amplitudeSmoothing = 0.2
+
+    public init() {}
+}

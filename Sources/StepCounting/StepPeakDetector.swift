@@ -1,0 +1,135 @@
+/// Finds steps in a stream of acceleration magnitudes, one sample at a time, for one unbroken
+/// stretch of signal (a gap or a change of rate starts a new detector).
+///
+/// The method (docs/steps.md): low-pass the magnitude; a step is a local maximum within
+/// ±`peakHalfWindowS` (windowed peak detection, Brajdic & Harle 2013) that rises above the
+/// lowest point since the previous step by an adaptive threshold — the larger of a floor and a
+/// fraction of the recent steps' average rise (Zhao 2010's dynamic threshold) — and comes at
+/// least `minStepIntervalS` after the previous one (else the larger of the two is kept). Steps
+/// count only in runs of `stepsToStartCounting` or more with no pause over `maxStepIntervalS`
+/// (Zhao's regulation, Gu et al. 2017's continuity): a run's first steps are held back until
+/// it is long enough, then counted together; a run that stops short is dropped.
+///
+/// Steps are given as sample times. Those before `settledBeforeMs` can no longer change; the
+/// caller takes them with `takeSettledSteps()`.
+struct StepPeakDetector: Sendable {
+    private let parameters: StepDetectionParameters
+    private let halfWindow: Int
+    private let minInterval: Int
+    private let maxInterval: Int
+    private var lowPass: LowPassFilter
+    /// The last 2·halfWindow+1 filtered samples, oldest first once full (a ring).
+    private var ring: [(value: Double, timeMs: Double)] = []
+    private var ringHead = 0
+    private var seen = 0
+    private var trough = Double.infinity
+    private var lastPeak: (index: Int, value: Double, timeMs: Double)?
+    private var amplitudeAverage: Double?
+    /// Steps of the current run not yet counted (the run is still short).
+    private var pending: [Double] = []
+    private var runCounts = false
+    /// Counted steps not yet taken by the caller; the last may still move (a larger peak close by).
+    private var counted: [Double] = []
+    /// The time of the sample the next peak test looks at: nothing before it is undecided,
+    /// except `pending` and a peak still within `minInterval` of it.
+    private var centreTimeMs = -Double.infinity
+
+    init(rateHz: Double, parameters: StepDetectionParameters) {
+        self.parameters = parameters
+        halfWindow = max(1, Int((parameters.peakHalfWindowS * rateHz).rounded()))
+        minInterval = Int((parameters.minStepIntervalS * rateHz).rounded())
+        maxInterval = Int((parameters.maxStepIntervalS * rateHz).rounded())
+        lowPass = LowPassFilter(cutoffHz: parameters.lowPassHz, sampleRateHz: rateHz)
+        ring.reserveCapacity(2 * halfWindow + 1)
+    }
+
+    /// The earliest time at which a step could still appear, move or vanish.
+    var settledBeforeMs: Double {
+        var settled = centreTimeMs
+        if let first = pending.first { settled = min(settled, first) }
+        if let lastPeak, seen - 1 - halfWindow - lastPeak.index < minInterval { settled = min(settled, lastPeak.timeMs) }
+        return settled
+    }
+
+    /// Counted steps before `settledBeforeMs`, oldest first; they are handed out once.
+    mutating func takeSettledSteps() -> [Double] {
+        let settled = settledBeforeMs
+        let split = counted.firstIndex { $0 >= settled } ?? counted.count
+        defer { counted.removeFirst(split) }
+        return Array(counted[..<split])
+    }
+
+    /// At the end of the stretch: every counted step, and a short run's steps dropped.
+    mutating func finish() -> [Double] {
+        pending.removeAll()
+        defer { counted.removeAll() }
+        return counted
+    }
+
+    mutating func add(magnitude: Double, timeMs: Double) {
+        let value = lowPass(magnitude)
+        let size = 2 * halfWindow + 1
+        if ring.count < size {
+            ring.append((value, timeMs))
+        } else {
+            ring[ringHead] = (value, timeMs)
+            ringHead = (ringHead + 1) % size
+        }
+        seen += 1
+        guard ring.count == size else { return }
+        let centre = ring[(ringHead + halfWindow) % size]
+        let centreIndex = seen - 1 - halfWindow
+        centreTimeMs = ring[(ringHead + halfWindow + 1) % size].timeMs
+        if let lastPeak, centreIndex - lastPeak.index > maxInterval { endRun() }
+        trough = min(trough, centre.value)
+        guard isPeak(centre.value, size: size) else { return }
+        let rise = centre.value - trough
+        let threshold = max(parameters.minAmplitudeMilliG, parameters.relativeAmplitude * (amplitudeAverage ?? 0))
+        guard rise >= threshold else { return }
+        accept(index: centreIndex, value: centre.value, timeMs: centre.timeMs, rise: rise)
+    }
+
+    /// The centre is the first largest value of the window (a plateau peaks once).
+    private func isPeak(_ value: Double, size: Int) -> Bool {
+        for offset in 0..<size where offset != halfWindow {
+            let other = ring[(ringHead + offset) % size].value
+            if offset < halfWindow ? other >= value : other > value { return false }
+        }
+        return true
+    }
+
+    private mutating func accept(index: Int, value: Double, timeMs: Double, rise: Double) {
+        if let lastPeak, index - lastPeak.index < minInterval {
+            // Two peaks within one step: the larger is the step.
+            guard value > lastPeak.value else { return }
+            if runCounts, counted.last == lastPeak.timeMs {
+                counted[counted.count - 1] = timeMs
+            } else if !runCounts, pending.last == lastPeak.timeMs {
+                pending[pending.count - 1] = timeMs
+            }
+            self.lastPeak = (index, value, timeMs)
+            trough = .infinity
+            return
+        }
+        amplitudeAverage = amplitudeAverage.map { $0 + parameters.amplitudeSmoothing * (rise - $0) } ?? rise
+        trough = .infinity
+        lastPeak = (index, value, timeMs)
+        if runCounts {
+            counted.append(timeMs)
+        } else {
+            pending.append(timeMs)
+            if pending.count >= parameters.stepsToStartCounting {
+                counted += pending
+                pending.removeAll()
+                runCounts = true
+            }
+        }
+    }
+
+    /// A pause longer than `maxStepIntervalS`: the run is over; a short one never counted.
+    private mutating func endRun() {
+        pending.removeAll()
+        runCounts = false
+        lastPeak = nil
+    }
+}
