@@ -58,6 +58,9 @@ let package = Package(
         // The benchmark's memory baseline: only Foundation and a time zone (see its main.swift).
         .executableTarget(name: "keepalive-rss-floor", path: "Sources/RSSFloor"),
 
+        // Sleep from the heart-rate strap: sleepecg's ws-gru-mesa wake/sleep classifier, ported (docs/sleep.md).
+        .target(name: "SleepStaging", exclude: ["Model/LICENSE.sleepecg"]),
+
         // Test support: real mosquitto, gpsd via gpsfake, the agent binary, MQTT clients.
         .target(name: "TestKit", dependencies: ["CSpawn"], path: "Tests/TestKit"),
         .testTarget(name: "TestKitTests", dependencies: ["TestKit"]),
@@ -66,6 +69,7 @@ let package = Package(
         .testTarget(name: "FaultTests", dependencies: ["Agent", "Bus", "Store", "TestKit"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestKit"]),
         .testTarget(name: "BusTests", dependencies: ["Bus", "TestKit"]),
+        .testTarget(name: "SleepStagingTests", dependencies: ["SleepStaging", "TestKit"]),
     ],
     swiftLanguageModes: [.v6]
 )
