@@ -60,6 +60,8 @@ let package = Package(
 
         // Sleep from the heart-rate strap: sleepecg's ws-gru-mesa wake/sleep classifier, ported (docs/sleep.md).
         .target(name: "SleepStaging", exclude: ["Model/LICENSE.sleepecg"]),
+        // `keepalive-sleep-bench`: CPU of classifying a night, next to the real sleepecg on the same night.
+        .executableTarget(name: "keepalive-sleep-bench", dependencies: ["SleepStaging"], path: "Sources/SleepBench"),
 
         // Test support: real mosquitto, gpsd via gpsfake, the agent binary, MQTT clients.
         .target(name: "TestKit", dependencies: ["CSpawn"], path: "Tests/TestKit"),

@@ -29,23 +29,18 @@ struct MixedRadixFFT: Sendable {
 
     /// `X[k] = Σ x[j]·exp(−2πi·jk/N)` of a real signal zero-padded (or cut) to `count` points.
     func transform(real signal: [Double]) -> (re: [Double], im: [Double]) {
-        var inputRe = [Double](repeating: 0, count: count)
-        for index in 0..<min(count, signal.count) { inputRe[index] = signal[index] }
-        let inputIm = [Double](repeating: 0, count: count)
+        var input = [Double](repeating: 0, count: count)
+        for index in 0..<min(count, signal.count) { input[index] = signal[index] }
         var outRe = [Double](repeating: 0, count: count)
         var outIm = [Double](repeating: 0, count: count)
         var scratchRe = [Double](repeating: 0, count: factors.max() ?? 1)
         var scratchIm = scratchRe
-        inputRe.withUnsafeBufferPointer { inRe in
-            inputIm.withUnsafeBufferPointer { inIm in
-                outRe.withUnsafeMutableBufferPointer { oRe in
-                    outIm.withUnsafeMutableBufferPointer { oIm in
-                        scratchRe.withUnsafeMutableBufferPointer { sRe in
-                            scratchIm.withUnsafeMutableBufferPointer { sIm in
-                                step(
-                                    inRe.baseAddress!, inIm.baseAddress!, offset: 0, stride: 1, length: count, factor: 0,
-                                    oRe.baseAddress!, oIm.baseAddress!, at: 0, sRe.baseAddress!, sIm.baseAddress!)
-                            }
+        input.withUnsafeBufferPointer { real in
+            outRe.withUnsafeMutableBufferPointer { oRe in
+                outIm.withUnsafeMutableBufferPointer { oIm in
+                    scratchRe.withUnsafeMutableBufferPointer { sRe in
+                        scratchIm.withUnsafeMutableBufferPointer { sIm in
+                            step(real, offset: 0, stride: 1, length: count, factor: 0, oRe, oIm, at: 0, sRe, sIm)
                         }
                     }
                 }
@@ -56,19 +51,19 @@ struct MixedRadixFFT: Sendable {
 
     /// Transforms `length` inputs taken every `stride` from `offset` into outputs `at…at+length`.
     private func step(
-        _ inRe: UnsafePointer<Double>, _ inIm: UnsafePointer<Double>, offset: Int, stride: Int, length: Int, factor: Int,
-        _ outRe: UnsafeMutablePointer<Double>, _ outIm: UnsafeMutablePointer<Double>, at: Int,
-        _ tRe: UnsafeMutablePointer<Double>, _ tIm: UnsafeMutablePointer<Double>
+        _ input: UnsafeBufferPointer<Double>, offset: Int, stride: Int, length: Int, factor: Int,
+        _ outRe: UnsafeMutableBufferPointer<Double>, _ outIm: UnsafeMutableBufferPointer<Double>, at: Int,
+        _ tRe: UnsafeMutableBufferPointer<Double>, _ tIm: UnsafeMutableBufferPointer<Double>
     ) {
         if length == 1 {
-            outRe[at] = inRe[offset]
-            outIm[at] = inIm[offset]
+            outRe[at] = input[offset]
+            outIm[at] = 0
             return
         }
         let p = factors[factor]
         let m = length / p
         for q in 0..<p {
-            step(inRe, inIm, offset: offset + q * stride, stride: stride * p, length: m, factor: factor + 1,
+            step(input, offset: offset + q * stride, stride: stride * p, length: m, factor: factor + 1,
                  outRe, outIm, at: at + q * m, tRe, tIm)
         }
         // Combine the p sub-transforms: X[k + s·m] = Σ_q (W_n^{qk}·Y_q[k])·W_p^{qs}.
