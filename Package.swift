@@ -63,6 +63,11 @@ let package = Package(
         // The benchmark's memory baseline: only Foundation and a time zone (see its main.swift).
         .executableTarget(name: "keepalive-rss-floor", path: "Sources/RSSFloor"),
 
+        // Sleep from the heart-rate strap: sleepecg's ws-gru-mesa wake/sleep classifier, ported (docs/sleep.md).
+        .target(name: "SleepStaging", exclude: ["Model/LICENSE.sleepecg"]),
+        // `keepalive-sleep-bench`: CPU of classifying a night, next to the real sleepecg on the same night.
+        .executableTarget(name: "keepalive-sleep-bench", dependencies: ["SleepStaging"], path: "Sources/SleepBench"),
+
         // Test support: real mosquitto, gpsd via gpsfake, the agent binary, MQTT clients.
         .target(name: "TestKit", dependencies: ["CSpawn"], path: "Tests/TestKit"),
         .testTarget(name: "TestKitTests", dependencies: ["TestKit"]),
@@ -71,6 +76,7 @@ let package = Package(
         .testTarget(name: "FaultTests", dependencies: ["Agent", "Bus", "Store", "TestKit"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestKit"]),
         .testTarget(name: "BusTests", dependencies: ["Bus", "TestKit"]),
+        .testTarget(name: "SleepStagingTests", dependencies: ["SleepStaging", "TestKit"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,68 @@
+/// The 36 features per 30-s epoch that sleepecg's `ws-gru-mesa` classifier reads, computed as
+/// `sleepecg.extract_features` does with that classifier's parameters (its `info.yml`: features
+/// `hrv-time`, `hrv-frequency`, `recording_start_time`, `age`, `gender`; lookback 240 s,
+/// lookforward 270 s; RR limits 0.3–2 s; `max_nans` 0.5; 4 Hz resampling).
+///
+/// Preprocessing is sleepecg's `preprocess_rri`: intervals below 0.3 s or above 2 s become NaN
+/// and stay in place (they break successive differences and the interpolation around them).
+/// Epochs start at the recording start; there are `int(last beat time // 30)` of them.
+public struct SleepFeatures: Sendable {
+    /// Feature names in column order (sleepecg's feature IDs).
+    public static let names = TimeDomainFeatures.names + FrequencyDomainFeatures.names
+        + ["recording_start_time", "age", "gender"]
+
+    public let epochCount: Int
+    /// epochCount × 36, row-major; NaN and ±inf where sleepecg has them.
+    public let values: [Double]
+
+    public subscript(epoch: Int, feature: Int) -> Double { values[epoch * Self.names.count + feature] }
+
+    public func row(_ epoch: Int) -> ArraySlice<Double> {
+        values[(epoch * Self.names.count)..<((epoch + 1) * Self.names.count)]
+    }
+
+    /// Computes the features of a recording.
+    public init(_ recording: SleepRecording) {
+        typealias Archive = WsGruMesaArchive
+        let rr = recording.rr
+        let epochs = rr.epochCount
+        let nn = rr.intervals.map { value in
+            value < Archive.minRRSeconds || value > Archive.maxRRSeconds ? Double.nan : value
+        }
+        let windows = Self.windows(
+            times: rr.endTimes, epochs: epochs, lookback: Archive.lookbackSeconds, lookforward: Archive.lookforwardSeconds)
+        let time = TimeDomainFeatures.compute(nn: nn, windows: windows)
+        let frequency = FrequencyDomainFeatures.compute(
+            nn: nn, times: rr.endTimes, epochs: epochs, lookback: Archive.lookbackSeconds,
+            lookforward: Archive.lookforwardSeconds, maxNaNFraction: Archive.maxNaNFraction)
+        let metadata = [
+            Double(recording.startClockSeconds),
+            recording.subject.age.map(Double.init) ?? .nan,
+            recording.subject.gender.map { Double($0.rawValue) } ?? .nan,
+        ]
+        var values: [Double] = []
+        values.reserveCapacity(epochs * Self.names.count)
+        for epoch in 0..<epochs {
+            values.append(contentsOf: time[(epoch * 26)..<((epoch + 1) * 26)])
+            values.append(contentsOf: frequency[(epoch * 7)..<((epoch + 1) * 7)])
+            values.append(contentsOf: metadata)
+        }
+        epochCount = epochs
+        self.values = values
+    }
+
+    /// Index ranges of the intervals whose end time is in `[epoch start − lookback, epoch start +
+    /// lookforward)`, per epoch (sleepecg's `_split_into_windows`).
+    static func windows(times: [Double], epochs: Int, lookback: Int, lookforward: Int) -> [Range<Int>] {
+        var lower = 0
+        var upper = 0
+        return (0..<epochs).map { epoch in
+            let start = Double(epoch * SleepEpoch.seconds - lookback)
+            let end = Double(epoch * SleepEpoch.seconds + lookforward)
+            while lower < times.count && times[lower] < start { lower += 1 }
+            if upper < lower { upper = lower }
+            while upper < times.count && times[upper] < end { upper += 1 }
+            return lower..<upper
+        }
+    }
+}

@@ -1,0 +1,69 @@
+/// One 30-s epoch of a classified recording.
+public struct SleepEpoch: Sendable, Equatable {
+    public static let seconds = 30
+
+    /// sleepecg's `wake-sleep` classes. The model has a third output, UNDEFINED, that it learnt
+    /// for padding and masked input; it wins only for such input.
+    public enum Stage: Int, Sendable {
+        case undefined = 0
+        case sleep = 1
+        case wake = 2
+    }
+
+    /// Unix seconds.
+    public var start: Double
+    /// The most probable class, as `sleepecg.stage()` returns it (argmax).
+    public var stage: Stage
+    public var sleepProbability: Double
+    public var wakeProbability: Double
+    /// RR intervals within sleepecg's limits (0.3–2 s) that ended in this epoch: 0 when the strap
+    /// sent nothing usable (taken off, lost). The classifier still labels such an epoch from the
+    /// data around it; `SleepPeriods` decides when a run of them is a gap.
+    public var validBeats: Int
+
+    public init(start: Double, stage: Stage, sleepProbability: Double, wakeProbability: Double, validBeats: Int) {
+        self.start = start
+        self.stage = stage
+        self.sleepProbability = sleepProbability
+        self.wakeProbability = wakeProbability
+        self.validBeats = validBeats
+    }
+
+    public var end: Double { start + Double(Self.seconds) }
+}
+
+/// sleepecg 0.6.0's `ws-gru-mesa` wake/sleep classifier, ported: `stage(clf, record)` for a
+/// recording, without Python. Pure and synchronous: one call classifies a whole recording (a
+/// night of 9 h takes milliseconds; see docs/sleep.md).
+public enum WakeSleepClassifier {
+    /// The method's name, for the published `sleep.method`.
+    public static let method = "sleepecg-ws-gru-mesa"
+
+    /// Classifies every epoch of the recording: `int(last beat // 30)` epochs from its start.
+    public static func classify(_ recording: SleepRecording) -> [SleepEpoch] {
+        let features = SleepFeatures(recording)
+        let probabilities = WakeSleepNetwork.wsGruMesa.probabilities(features: features.values, epochs: features.epochCount)
+        let beats = validBeatsPerEpoch(recording.rr, epochs: features.epochCount)
+        return probabilities.enumerated().map { epoch, p in
+            // argmax, the first of equals as numpy's.
+            var best = 0
+            for index in 1..<p.count where p[index] > p[best] { best = index }
+            return SleepEpoch(
+                start: recording.startUnix + Double(epoch * SleepEpoch.seconds),
+                stage: SleepEpoch.Stage(rawValue: best) ?? .undefined,
+                sleepProbability: p[SleepEpoch.Stage.sleep.rawValue],
+                wakeProbability: p[SleepEpoch.Stage.wake.rawValue],
+                validBeats: beats[epoch])
+        }
+    }
+
+    static func validBeatsPerEpoch(_ rr: RRSeries, epochs: Int) -> [Int] {
+        var counts = [Int](repeating: 0, count: epochs)
+        for (interval, end) in zip(rr.intervals, rr.endTimes)
+        where interval >= WsGruMesaArchive.minRRSeconds && interval <= WsGruMesaArchive.maxRRSeconds && end >= 0 {
+            let epoch = Int(end / Double(SleepEpoch.seconds))
+            if epoch < epochs { counts[epoch] += 1 }
+        }
+        return counts
+    }
+}
