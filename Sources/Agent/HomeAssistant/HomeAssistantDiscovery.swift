@@ -72,6 +72,8 @@ actor HomeAssistantDiscovery: Service, CustomStringConvertible {
         await announce(reason: "start")
         await cancelWhenGracefulShutdown {
             for await _ in self.births {
+                // A birth that came while the last announcement was waiting its turn is answered.
+                guard await self.birthsSinceAnnouncement > 0 else { continue }
                 let wait = await self.timeUntilAllowed()
                 if wait > .zero, !(await sleepUnlessShuttingDown(for: wait)) { return }
                 await self.announce(reason: "Home Assistant online")
