@@ -160,6 +160,7 @@ async def check(agent_binary, directory):
              f"{tracker.attributes['latitude']}, {tracker.attributes['longitude']} = last location ({location['lat']}, {location['lon']}); "
              f"unknown while absent: {', '.join(expect.PENDING)}")
         assert_quiet(ha, "with real data")
+        report(ha)
 
         def births():
             return [m["t"] for m in capture.snapshot() if m["topic"] == "homeassistant/status" and m["payload"] == "online"]
@@ -175,6 +176,8 @@ async def check(agent_binary, directory):
         step(f"HA's birth message made the agent announce its {len(ids)} configs again")
 
         await asyncio.to_thread(agent.kill9)
+        await eventually(lambda: None if (capture.last(f"{ROOT}/status") or {}).get("state") == "offline" else "no will yet", 20,
+                         "the agent's will on its status topic")
         await eventually(lambda: [e for e in entities.values() if ha.state(e.entity_id).state != "unavailable"] or None, 20,
                          "every entity unavailable after the agent's will")
         step(f"SIGKILL: the will made all {len(entities)} entities unavailable")
@@ -182,7 +185,6 @@ async def check(agent_binary, directory):
         await synthesised_phase(ha, capture)
         await removal_phase(ha, capture, agent_binary, directory, broker_port, gps_port, hr_port, processes)
         assert_quiet(ha, "at the end")
-        report(ha)
     finally:
         capture.save(os.path.join(directory, "captured.jsonl"))
         await ha.stop()
@@ -244,12 +246,13 @@ async def removal_phase(ha, capture, agent_binary, directory, broker_port, gps_p
 
 
 def report(ha):
+    """The entities as HA shows them with the agent's real data."""
     device = ha.device(NODE)
-    print(f"\n{'entity':<52} {'state':>12}  {'unit':<6} {'device_class':<13} state_class")
+    print(f"{'entity':<52} {'state':>12}  {'unit':<6} {'device_class':<13} state_class")
     for entry in sorted(ha.entities(device).values(), key=lambda e: e.entity_id):
         state = ha.state(entry.entity_id)
         a = state.attributes
-        print(f"{entry.entity_id:<52} {state.state:>12}  {a.get('unit_of_measurement') or '':<6} {a.get('device_class') or '':<13} {a.get('state_class') or ''}")
+        print(f"{entry.entity_id:<52} {state.state:>12}  {a.get('unit_of_measurement') or '':<6} {a.get('device_class') or '':<13} {a.get('state_class') or ''}", flush=True)
 
 
 def main():
