@@ -2,8 +2,8 @@
 bundled GlobalSat BU-353-S4 capture through gpsfake, the keepalive agent, the MIT-BIH heart-rate
 hour sent as bridge messages over UDP, and an MQTT client that records everything published.
 
-Every process is started with PR_SET_PDEATHSIG (it dies with the check, however the check ends)
-and stopped by its PID.
+Every process is started with PR_SET_PDEATHSIG = SIGTERM (it stops with the check, however the
+check ends) and stopped by its PID.
 """
 import ctypes
 import datetime
@@ -42,7 +42,8 @@ def free_port(kind=socket.SOCK_STREAM):
 
 
 def _die_with_parent():
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    # SIGTERM, not SIGKILL: gpsfake stops its gpsd on SIGTERM, a killed one leaves it running.
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 class Process:
