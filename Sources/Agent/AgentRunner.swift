@@ -89,6 +89,10 @@ struct AgentRunner {
                 topicRoot: config.topicRoot, onFirstFix: { await location.firstFix() }, heartbeats: heartbeats,
                 logger: Logger(label: "keepalive.gps"))))
         }
+        let homeAssistant = HomeAssistantDiscovery(
+            config: config, writer: writer, minimumInterval: .seconds(environmentNumber("KEEPALIVE_HA_REANNOUNCE_MIN_S") ?? 60),
+            logger: Logger(label: "keepalive.homeassistant"))
+        busHandlers += homeAssistant.handlers
         let settings = AggregateSettings(config: config)
         let health = HealthPublisher(
             topicRoot: config.topicRoot, settings: settings, todayIntervalS: config.schedule.todayIntervalS,
@@ -129,6 +133,7 @@ struct AgentRunner {
                     .init(service: location),
                     .init(service: health),
                     .init(service: queries),
+                    .init(service: homeAssistant),
                     .init(service: WatchdogService(
                         notifier: SystemdNotifier(), heartbeats: heartbeats, board: board, logger: Logger(label: "keepalive.watchdog"))),
                     .init(

@@ -5,7 +5,7 @@ import TestKit
 /// The files in deploy/ that configure other programs, run for real where they can be.
 @Suite("Deploy files")
 struct DeployFilesTests {
-    @Test("the local-broker bridge config forwards keepalive/# upstream and keeps messages while the upstream broker is down")
+    @Test("the local-broker bridge config forwards keepalive/# upstream and keeps messages while the upstream broker is down; Home Assistant discovery goes up, its birth comes down")
     func mosquittoBridgeStoreAndForward() async throws {
         let central = try MosquittoBroker(persistence: true)
         let consumer = try await MQTTSubscriber(
@@ -38,6 +38,20 @@ struct DeployFilesTests {
         _ = try await consumer.waitFor(count: 3, timeout: 30, "the three messages queued while the central broker was down") {
             $0.payload.hasPrefix("queued-")
         }
+
+        // Home Assistant on the central broker: the device's discovery configs go up, retained; its
+        // birth message comes down.
+        let discovery = "homeassistant/sensor/keepalive_pi/heart_rate/config"
+        try await MQTTTools.publish(port: localPort, topic: discovery, message: #"{"name":"Heart rate"}"#, retain: true)
+        var retainedUpstream = false
+        for _ in 1...20 where !retainedUpstream {
+            let homeAssistant = try await MQTTSubscriber(port: central.port, filter: "homeassistant/+/+/+/config")
+            retainedUpstream = (try? await homeAssistant.waitFor(timeout: 0.5, "the retained config") { $0.retained && $0.topic == discovery }) != nil
+        }
+        #expect(retainedUpstream, "the discovery config did not reach the central broker retained")
+        let agentSide = try await MQTTSubscriber(port: localPort, filter: "homeassistant/status")
+        try await MQTTTools.publish(port: central.port, topic: "homeassistant/status", message: "online")
+        try await agentSide.waitFor("Home Assistant's birth, down the bridge") { $0.payload == "online" }
     }
 
     @Test("the first-boot kit puts the package, the config and a one-shot installer in place, and leaves cmdline.txt clean")

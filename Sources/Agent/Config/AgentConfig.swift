@@ -12,6 +12,7 @@ public struct AgentConfig: Sendable, Equatable {
     public var schedule: Schedule
     public var query: Query
     public var health: Health
+    public var homeAssistant: HomeAssistant
 
     public struct Device: Sendable, Equatable {
         /// One MQTT topic level; defaults to the hostname.
@@ -113,6 +114,14 @@ public struct AgentConfig: Sendable, Equatable {
     public struct Health: Sendable, Equatable {
         public var maxHR: Int
         public var restingHR: Int
+    }
+
+    /// MQTT discovery for Home Assistant (docs/contract.md, "Home Assistant").
+    public struct HomeAssistant: Sendable, Equatable {
+        public var enabled: Bool
+        public var discoveryPrefix: String
+        /// Where Home Assistant announces itself (its MQTT birth message).
+        public var birthTopic: String
     }
 }
 

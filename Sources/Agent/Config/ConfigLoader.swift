@@ -7,7 +7,7 @@ import Foundation
 /// store under /var/lib/keepalive); the root `config.toml` documents the same values.
 public enum ConfigLoader {
     public static let defaultPath = "/etc/keepalive/config.toml"
-    static let sections = ["device", "mqtt", "gps", "hr", "store", "schedule", "query", "health"]
+    static let sections = ["device", "mqtt", "gps", "hr", "store", "schedule", "query", "health", "homeassistant"]
 
     public static func load(path: String, system: SystemDefaults = .current, credentials: SystemdCredentials = .current) throws
         -> AgentConfig
@@ -38,7 +38,8 @@ public enum ConfigLoader {
             store: try readStore(document.section("store")),
             schedule: try readSchedule(document.section("schedule")),
             query: try readQuery(document.section("query"), prefix: mqtt.prefix),
-            health: try readHealth(document.section("health")))
+            health: try readHealth(document.section("health")),
+            homeAssistant: try readHomeAssistant(document.section("homeassistant")))
         return config
     }
 
@@ -250,6 +251,18 @@ public enum ConfigLoader {
             throw section.error("resting_hr", "must be below max_hr (\(health.maxHR)), got \(health.restingHR)")
         }
         return health
+    }
+
+    private static func readHomeAssistant(_ section: ConfigSection) throws -> AgentConfig.HomeAssistant {
+        let homeAssistant = AgentConfig.HomeAssistant(
+            enabled: try section.bool("enabled", default: true),
+            discoveryPrefix: try section.string("discovery_prefix", default: "homeassistant"),
+            // Home Assistant's own default, whatever its discovery prefix.
+            birthTopic: try section.string("birth_topic", default: "homeassistant/status"))
+        try section.rejectUnknownKeys()
+        if let problem = TopicRules.problemWithPrefix(homeAssistant.discoveryPrefix) { throw section.error("discovery_prefix", problem) }
+        if let problem = TopicRules.problemWithPrefix(homeAssistant.birthTopic) { throw section.error("birth_topic", problem) }
+        return homeAssistant
     }
 
     private static func requireReadableFile(_ path: String, key: String, in section: ConfigSection, hint: String = "") throws {

@@ -73,6 +73,10 @@ struct ConfigSummary {
             [health]
             max_hr = \(c.health.maxHR)
             resting_hr = \(c.health.restingHR)
+            [homeassistant]
+            enabled = \(c.homeAssistant.enabled)
+            discovery_prefix = \(quoted(c.homeAssistant.discoveryPrefix))
+            birth_topic = \(quoted(c.homeAssistant.birthTopic))
             """
     }
 }

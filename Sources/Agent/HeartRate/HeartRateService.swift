@@ -71,6 +71,7 @@ struct HeartRateService: Service, CustomStringConvertible {
                         backoff.reset()
                         nextStallCheck = .now + .seconds(stallTimeoutS)
                         status.state = "streaming"
+                        status.lastValidBPM = sample.bpm
                     } else if message.measurement.contact == .notDetected {
                         status.state = "no_contact"
                     }

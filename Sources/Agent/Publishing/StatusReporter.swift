@@ -67,7 +67,8 @@ struct StatusReporter: Service, CustomStringConvertible {
             ("version", .string(KeepAliveVersion.string)),
             ("since", .timestamp(since)),
             ("gps", .object([("state", .string(gps.state)), ("last_fix_age_s", age(gps.lastFixMs)), ("reacquisitions", .number(gps.reacquisitions))])),
-            ("hr", .object([("state", .string(heartRate.state)), ("last_sample_age_s", age(heartRate.lastSampleMs)), ("reacquisitions", .number(heartRate.reacquisitions))])),
+            ("hr", .object([("state", .string(heartRate.state)), ("last_sample_age_s", age(heartRate.lastSampleMs)), ("reacquisitions", .number(heartRate.reacquisitions)),
+                            ("bpm", .number(heartRate.lastValidBPM))])),
             ("outbox", .object([("pending", .number(outbox?.pending)), ("oldest_age_s", age(outbox?.oldestCreatedMs))])),
             ("store", .object([("bytes", .number(space?.fileBytes)), ("free_bytes", .number(space?.freeDiskBytes))]
                 + (storageError.map { [("error", JSONValue.string($0))] } ?? []))),

@@ -7,8 +7,9 @@ import Bus
 /// The allow-list: every topic (or those matching `[query] reply_topics`), except what a
 /// requester must never make the agent write to — the whole `<prefix>/…` tree (the agent's own
 /// data and every other device's), `$…` broker topics, the heart-rate bridge's tree (its command
-/// topics), the OwnTracks mirror and the request topics themselves. Topics are compared as the
-/// broker compares them, byte for byte (see `TopicRules`).
+/// topics), Home Assistant's discovery tree and birth topic, the OwnTracks mirror and the request
+/// topics themselves. Topics are compared as the broker compares them, byte for byte (see
+/// `TopicRules`).
 struct ReplyRouting: Sendable {
     let fallbackTopic: String
     /// `<prefix>`: no device's tree under it takes replies.
@@ -34,6 +35,10 @@ struct ReplyRouting: Sendable {
         if !config.mqtt.owntracksTopic.isEmpty {
             refused.append((Array(config.mqtt.owntracksTopic.utf8), "is a topic the agent publishes"))
         }
+        // Home Assistant reads every message there as an entity's config or its own birth.
+        let discovery = "\(config.homeAssistant.discoveryPrefix)/#"
+        refused.append((Array(discovery.utf8), "is in Home Assistant's discovery topics (\(discovery))"))
+        refused.append((Array(config.homeAssistant.birthTopic.utf8), "is Home Assistant's status topic"))
         for filter in config.query.extraTopics {
             refused.append((Array(filter.utf8), "is a topic the agent takes requests on (\(filter))"))
         }

@@ -10,6 +10,8 @@ actor SensorBoard {
         var state = "disconnected"
         var lastSampleMs: Int64?
         var reacquisitions = 0
+        /// The bpm of the last valid sample (`status.hr.bpm`).
+        var lastValidBPM: Int?
     }
 
     struct Clock: Sendable, Equatable {

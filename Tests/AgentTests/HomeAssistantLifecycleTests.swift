@@ -1,0 +1,189 @@
+import Foundation
+import Testing
+import TestKit
+
+@testable import Store
+
+/// The agent's discovery over a real mosquitto: announced through the outbox, again on Home
+/// Assistant's birth (never a flood), removed when a configuration turns entities off; and the
+/// heart rate now in `status.hr.bpm`.
+@Suite("Home Assistant discovery lifecycle")
+struct HomeAssistantLifecycleTests {
+    static let node = "homeassistant/+/keepalive_testpi/+/config"
+
+    /// The retained configs of `keepalive_testpi` the broker holds now: a fresh subscriber's
+    /// retained messages, read until a retained marker published after them has come too.
+    static func retainedConfigs(port: Int) async throws -> [String: String] {
+        let marker = "homeassistant/sensor/zz_marker/marker/config"
+        try await MQTTTools.publish(port: port, topic: marker, message: "{}", retain: true)
+        let subscriber = try await MQTTSubscriber(port: port, filter: "homeassistant/#")
+        try await subscriber.waitFor("the retained marker") { $0.topic == marker }
+        try await Task.sleep(for: .milliseconds(300))
+        subscriber.stop()
+        return Dictionary(
+            subscriber.messages.filter { $0.retained && $0.topic.contains("/keepalive_testpi/") }.map { ($0.topic, $0.payload) },
+            uniquingKeysWith: { $1 })
+    }
+
+    /// Waits until the broker holds `count` retained configs of `keepalive_testpi`; returns them.
+    @discardableResult
+    static func waitForRetainedConfigs(port: Int, count: Int, timeout: Double = 15) async throws -> [String: String] {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let configs = try await retainedConfigs(port: port)
+            if configs.count == count { return configs }
+            if Date() > deadline { throw WaitTimeout(description: "\(count) retained configs; the broker holds \(configs.count): \(configs.keys.sorted())") }
+            try await Task.sleep(for: .milliseconds(300))
+        }
+    }
+
+    @Test("queued in the outbox while the broker is away, delivered retained once it is back")
+    func announcedThroughTheOutbox() async throws {
+        let broker = try MosquittoBroker()
+        broker.stop()
+        let agent = try AgentProcess(brokerPort: broker.port)
+        let outbox = {
+            (try? SQLiteConnection(path: agent.storePath, readOnly: true)
+                .scalarInt("SELECT count(*) FROM outbox WHERE topic LIKE 'homeassistant/%/keepalive_testpi/%/config' AND retain = 1")) ?? nil
+        }
+        // GPS is off in the test kit's config: the 16 entities that do not need it.
+        try await Wait.until(timeout: 10, "16 discovery configs in the outbox; agent:\n\(agent.log.suffix(1500))") { outbox() == 16 }
+        try broker.start()
+        try await Wait.until(timeout: 20, "the outbox drained") { outbox() == 0 }
+        let retained = try await Self.waitForRetainedConfigs(port: broker.port, count: 16)
+        let config = try #require(retained["homeassistant/sensor/keepalive_testpi/heart_rate/config"])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(config.utf8)) as? [String: Any])
+        #expect(json["state_topic"] as? String == "keepalive/testpi/status")
+        #expect(json["unit_of_measurement"] as? String == "bpm")
+        #expect(agent.stop() == 0)
+    }
+
+    @Test("Home Assistant's birth makes the agent announce again, a flood of births at most once per interval, a retained birth not at all")
+    func reannouncedOnBirth() async throws {
+        let broker = try MosquittoBroker()
+        // An old retained "online" is there before the agent starts: not a birth.
+        try await MQTTTools.publish(port: broker.port, topic: "homeassistant/status", message: "online", retain: true)
+        let topic = "homeassistant/sensor/keepalive_testpi/outbox_pending/config"
+        let configs = try await MQTTSubscriber(port: broker.port, filter: topic)
+        let agent = try AgentProcess(brokerPort: broker.port, environment: ["KEEPALIVE_HA_REANNOUNCE_MIN_S": "3"])
+        try await configs.waitFor("the start announcement") { $0.topic == topic }
+        try await agent.process!.waitForLine(containing: "MQTT connected")
+        try await Task.sleep(for: .seconds(4))
+        #expect(configs.messages.count == 1, "the retained birth caused an announcement: \(configs.messages.count)")
+        try await MQTTTools.publish(port: broker.port, topic: "homeassistant/status", message: "", retain: true)
+
+        // One birth: announced again at once (the interval since the start is over).
+        try await MQTTTools.publish(port: broker.port, topic: "homeassistant/status", message: "online")
+        _ = try await configs.waitFor(count: 2, timeout: 5, "the announcement after a birth") { $0.topic == topic }
+        // Twenty births in 3 s (a client gone wrong): at most one announcement per 3 s interval,
+        // the last when the interval after the last birth is over; none after that.
+        let flood = Date()
+        try await MQTTTools.publish(
+            port: broker.port, topic: "homeassistant/status", message: "online", extraArguments: ["--repeat", "20", "--repeat-delay", "0.15"])
+        let floodSeconds = Date().timeIntervalSince(flood)
+        _ = try await configs.waitFor(count: 3, timeout: 8, "an announcement after the flood") { $0.topic == topic }
+        try await Task.sleep(for: .seconds(7))
+        let announcements = configs.messages.filter { $0.topic == topic }.count - 2
+        #expect(announcements >= 1 && Double(announcements) <= (floodSeconds / 3).rounded(.up) + 1,
+                "\(announcements) announcements for 20 births in \(floodSeconds) s")
+        // Every birth was counted into some announcement.
+        let births = agent.log.split(separator: "\n").filter { $0.contains("announced the device to Home Assistant") }
+            .compactMap { $0.split(separator: " ").first { $0.hasPrefix("births_since_last=") } }
+            .compactMap { Int($0.dropFirst("births_since_last=".count)) }
+        #expect(births.reduce(0, +) == 21, "\(births)")
+        #expect(agent.stop() == 0)
+    }
+
+    @Test("entities a new configuration turns off are removed (empty retained config); all of them when discovery is disabled")
+    func removedWhenTurnedOff() async throws {
+        let broker = try MosquittoBroker()
+        let gpsPort = Ports.free()  // nothing listens: only the configuration matters here
+        let first = try AgentProcess(brokerPort: broker.port, gpsPort: gpsPort)
+        try await Self.waitForRetainedConfigs(port: broker.port, count: 22)
+        #expect(first.stop() == 0)
+
+        let removals = try await MQTTSubscriber(port: broker.port, filter: Self.node)
+        let second = try AgentProcess(brokerPort: broker.port)
+        let gpsTopics = ["device_tracker/keepalive_testpi/location", "sensor/keepalive_testpi/distance_today",
+                         "sensor/keepalive_testpi/moving_time_today", "binary_sensor/keepalive_testpi/gps_fix",
+                         "sensor/keepalive_testpi/gps_satellites", "sensor/keepalive_testpi/gps_fix_age"]
+            .map { "homeassistant/\($0)/config" }
+        let emptied = try await removals.waitFor(count: 6, timeout: 15, "six empty configs") { !$0.retained && $0.payload.isEmpty }
+        #expect(Set(emptied.map(\.topic)) == Set(gpsTopics))
+        let left = try await Self.waitForRetainedConfigs(port: broker.port, count: 16)
+        #expect(Set(left.keys).isDisjoint(with: gpsTopics))
+        #expect(second.stop() == 0)
+
+        let third = try AgentProcess(brokerPort: broker.port, extraConfig: "[homeassistant]\nenabled = false\n")
+        try await third.process!.waitForLine(containing: "Home Assistant discovery is off")
+        try await Self.waitForRetainedConfigs(port: broker.port, count: 0)
+        #expect(third.stop() == 0)
+    }
+
+    @Test("status.hr.bpm: null before a valid measurement, then the last valid bpm received")
+    func heartRateNowInStatus() async throws {
+        let broker = try MosquittoBroker()
+        let status = try await MQTTSubscriber(port: broker.port, filter: "keepalive/testpi/status")
+        let port = Ports.free()
+        let agent = try AgentProcess(
+            brokerPort: broker.port,
+            extraConfig: "[hr]\ntransport = \"udp\"\nudp_port = \(port)\nstall_timeout_s = 600\n[schedule]\nstatus_interval_s = 1\n")
+        let first = try await status.waitFor("an online status") { $0.json?["state"] as? String == "online" }
+        let hr = try #require(first.json?["hr"] as? [String: Any])
+        #expect(hr["bpm"] is NSNull, "\(first.payload)")
+        try await agent.process!.waitForLine(containing: "Starting service sl-service=HeartRateService")
+        let lines = try String(contentsOfFile: Tools.fixture("hr/nsr-60min.ndjson"), encoding: .utf8)
+            .split(separator: "\n").prefix(5).map(String.init)
+        let last = try #require(try JSONSerialization.jsonObject(with: Data(lines[4].utf8)) as? [String: Any])
+        let bpm = try #require(last["bpm"] as? Int)
+        let reported = { status.messages.contains { ($0.json?["hr"] as? [String: Any])?["bpm"] as? Int == bpm } }
+        // A datagram sent while the socket is being bound is lost, as UDP is: send again until one gets through.
+        for attempt in 1...5 where !reported() {
+            UDPSender.send(port: port, lines: lines)
+            try? await Wait.until(timeout: 3, "a status with hr.bpm = \(bpm) (try \(attempt))", reported)
+        }
+        #expect(reported(), "no status with hr.bpm = \(bpm): \(status.messages.suffix(3))")
+        #expect(agent.stop() == 0)
+    }
+}
+
+/// deploy/mosquitto/keepalive-device.acl, as shipped: what the agent and Home Assistant need for discovery.
+@Suite("Home Assistant through the broker ACL")
+struct HomeAssistantACLTests {
+    @Test("the device user announces, hears Home Assistant's birth and removes its own configs; Home Assistant's user reads them and announces itself")
+    func discoveryUnderTheACL() async throws {
+        let directory = try TemporaryDirectory("ha-acl")
+        let certificates = try await TestCertificates.make(in: directory)
+        let passwords = try await TestCertificates.passwordFile(in: directory, users: [("keepalive-pi", "pi-pass"), ("homeassistant", "ha-pass")])
+        let broker = try MosquittoBroker.tls(certificates, passwordFile: passwords, extraConfig: "acl_file \(BrokerACLTests.acl)")
+        let homeAssistant = ["--cafile", certificates.caFile, "-u", "homeassistant", "-P", "ha-pass"]
+        let seen = try await MQTTSubscriber(port: broker.port, filter: "homeassistant/#", extraArguments: homeAssistant)
+        let secret = try directory.write("mqtt.password", "pi-pass\n")
+        chmod(secret, 0o600)
+        func agent(_ extra: String) throws -> AgentProcess {
+            let agent = try AgentProcess(
+                brokerPort: broker.port, deviceID: "pi", extraConfig: extra, directory: directory,
+                environment: ["KEEPALIVE_HA_REANNOUNCE_MIN_S": "1"], start: false)
+            try agent.addToConfig(section: "mqtt", lines: [
+                "tls = true", "cafile = \"\(certificates.caFile)\"", "username = \"keepalive-pi\"", "password_file = \"\(secret)\"",
+            ])
+            try agent.start()
+            return agent
+        }
+        let topic = "homeassistant/sensor/keepalive_pi/outbox_pending/config"
+        let first = try agent("")
+        _ = try await seen.waitFor(count: 16, timeout: 20, "the 16 configs, read as Home Assistant") { $0.topic.hasSuffix("/config") }
+        _ = try await BrokerACLTests.publish(port: broker.port, tls: homeAssistant, topic: "homeassistant/status", message: "online")
+        _ = try await seen.waitFor(count: 2, timeout: 10, "the configs again after Home Assistant's birth") { $0.topic == topic }
+        #expect(!first.log.contains("broker refused a message"), "\(first.log.suffix(2000))")
+        #expect(first.stop() == 0)
+
+        // Without a bridge only the agent's own two diagnostics remain: it must read its retained
+        // configs back to clear the other fourteen.
+        let second = try agent("[hr]\ntransport = \"none\"\n")
+        let cleared = try await seen.waitFor(count: 14, timeout: 20, "fourteen configs cleared") { $0.topic.hasSuffix("/config") && $0.payload.isEmpty }
+        #expect(!cleared.contains { $0.topic == topic })
+        #expect(!second.log.contains("broker refused a message"), "\(second.log.suffix(2000))")
+        #expect(second.stop() == 0)
+    }
+}
