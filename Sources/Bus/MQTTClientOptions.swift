@@ -15,6 +15,10 @@ public struct MQTTClientOptions: Sendable {
     public var will: MQTTMessage?
     public var reconnectMinS: Double
     public var reconnectMaxS: Double
+    /// v5 Receive Maximum: QoS 1 messages the broker may have sent this client and not yet seen
+    /// acknowledged. While the network thread waits for a consumer that is behind, at most this
+    /// many sit in the socket and the broker queues the rest.
+    public var receiveMaximum: UInt16 = 20
 
     public struct TLS: Sendable {
         public var cafile: String
