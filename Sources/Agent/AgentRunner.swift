@@ -105,7 +105,7 @@ struct AgentRunner {
         for filter in queries.filters { client.handleOnNetworkThread(filter) { queries.receive($0) } }
         let status = StatusReporter(
             topic: statusTopic, interval: .seconds(config.schedule.statusIntervalS), store: store, board: board,
-            counters: counters, drain: drain, client: client, since: since, logger: Logger(label: "keepalive.status"))
+            counters: counters, drain: drain, writer: writer, client: client, since: since, logger: Logger(label: "keepalive.status"))
         let bus = BusService(
             client: client, drain: drain, handlers: [],
             onConnect: { await status.publish(reason: "connect") },

@@ -28,6 +28,8 @@ actor SampleWriter: Service, CustomStringConvertible {
     private var fixes: [StoredFix] = []
     private var heartRates: [StoredHeartRate] = []
     private(set) var latestFix: StoredFix?
+    /// Samples waiting in memory for the next commit (for `status.store.pending_samples`).
+    var pendingSamples: Int { fixes.count + heartRates.count }
     private(set) var lastError: String?
     /// The commit a backlog started, while it runs.
     private var backlogCommit: Task<Void, Never>?

@@ -13,6 +13,7 @@ struct StatusReporter: Service, CustomStringConvertible {
     let board: SensorBoard
     let counters: IngestCounters
     let drain: OutboxDrain
+    let writer: SampleWriter
     /// For sending status live when the store cannot take it (disk full).
     let client: MQTTClient
     let since: Date
@@ -67,6 +68,7 @@ struct StatusReporter: Service, CustomStringConvertible {
         let outbox = try? await store.outboxSummary()
         let held = await store.heldMessages.count
         let retried = await drain.retried
+        let pendingSamples = await writer.pendingSamples
         let space = try? await store.space()
         func age(_ ms: Int64?) -> JSONValue { .number(ms.map { Double(nowMs - $0) / 1000 }, digits: 1) }
         func counts(_ counter: ReasonCounter) -> JSONValue { .object(counter.snapshot.map { ($0.0, .number($0.1)) }) }
@@ -86,8 +88,10 @@ struct StatusReporter: Service, CustomStringConvertible {
                 ("pending", .number(outbox?.pending)), ("oldest_age_s", age(outbox?.oldestCreatedMs)),
                 ("set_aside", .number(outbox?.setAside)), ("retried", .number(retried)), ("held", .number(held)),
             ])),
-            ("store", .object([("bytes", .number(space?.fileBytes)), ("free_bytes", .number(space?.freeDiskBytes)), ("reopened", .number(reopened))]
-                + (storageError.map { [("error", JSONValue.string($0))] } ?? []))),
+            ("store", .object([
+                ("bytes", .number(space?.fileBytes)), ("free_bytes", .number(space?.freeDiskBytes)),
+                ("pending_samples", .number(pendingSamples)), ("reopened", .number(reopened)),
+            ] + (storageError.map { [("error", JSONValue.string($0))] } ?? []))),
             ("clock", .object([("source", .string(clock.source)), ("skew_s", .number(clock.skewS, digits: 3))])),
         ]
         return { seq in .object([("state", "online"), ("seq", .int(seq))] + rest) }
