@@ -27,10 +27,7 @@ enum IngestEndToEndBench {
             path = "\(storePath)"
             [gps]
             enabled = false
-            [hr]
-            transport = "command"
-            command = ["/bin/sh", "-c", "cat \(backlog.path); exec sleep 1000"]
-            stall_timeout_s = 1000
+            \(backlog.commandBridge)
             [schedule]
             today_interval_s = 1
             """)
@@ -86,7 +83,7 @@ enum IngestEndToEndBench {
                 arguments: ["-c", "exec \"$0\" \"$@\" >\(out)", BenchAgent.binary, "query", day, "--config", config])
             _ = await query.waitForExit(timeout: 60)
             let reply = try? JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out))) as? [String: Any]
-            value = ((reply?["health"] as? [String: Any])?["heart_rate"] as? [String: Any])?["valid_samples"] as? Int
+            value = BridgeBacklog.validSamples(reply)
             if value == notifications { break }
             try await Task.sleep(for: .seconds(1))
         }

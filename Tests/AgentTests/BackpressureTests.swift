@@ -29,28 +29,13 @@ struct BackpressureTests {
         let backlog = try BridgeBacklog(in: directory, count: 30_000)
         // One `cat` of the file, then the bridge stays (a restart would replay it).
         let agent = try AgentProcess(
-            brokerPort: broker.port,
-            extraConfig: """
-                [hr]
-                transport = "command"
-                command = ["/bin/sh", "-c", "cat \(backlog.path); exec sleep 1000"]
-                stall_timeout_s = 1000
-                [schedule]
-                status_interval_s = 1
-                today_interval_s = 1
-                """,
+            brokerPort: broker.port, extraConfig: backlog.commandBridge + "[schedule]\nstatus_interval_s = 1\ntoday_interval_s = 1\n",
             directory: directory, environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "1"])
         try await Wait.until(timeout: 60, "30 000 notifications stored (\(String(describing: Self.count("SELECT count(*) FROM hr_sample", in: agent.storePath))))") {
             Self.count("SELECT count(*) FROM hr_sample", in: agent.storePath) == 30_000
         }
         // What a user asks for: the day's valid samples, through the same query as over MQTT.
-        var validSamples: Int?
-        for _ in 0..<30 where validSamples != 30_000 {
-            let reply = try await agent.queryReply([backlog.day])
-            validSamples = ((reply?["health"] as? [String: Any])?["heart_rate"] as? [String: Any])?["valid_samples"] as? Int
-            if validSamples != 30_000 { try await Task.sleep(for: .seconds(1)) }
-        }
-        #expect(validSamples == 30_000, "the day's valid_samples")
+        #expect(try await agent.validSamples(on: backlog.day, expected: 30_000) == 30_000, "the day's valid_samples")
         try await status.waitFor(timeout: 10, "a status with the drop counts") { Self.counter($0, "hr", "dropped", "malformed") != nil }
         let final = Self.latestStatus(status)
         for reason in ["malformed", "too_long", "duplicate", "udp_overflow", "memory_limit"] {
@@ -106,15 +91,7 @@ struct BackpressureTests {
         let startedMs = Int64(Date().timeIntervalSince1970 * 1000)
         // Unsynchronised: the agent believes the bridge's clock — unless it says 1970.
         let agent = try AgentProcess(
-            brokerPort: broker.port,
-            extraConfig: """
-                [hr]
-                transport = "command"
-                command = ["/bin/sh", "-c", "cat \(input); exec sleep 1000"]
-                stall_timeout_s = 1000
-                [schedule]
-                status_interval_s = 1
-                """,
+            brokerPort: broker.port, extraConfig: BridgeBacklog.commandBridge(catting: input) + "[schedule]\nstatus_interval_s = 1\n",
             directory: directory, environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "0"])
         try await Wait.until(timeout: 20, "three notifications stored") { Self.count("SELECT count(*) FROM hr_sample", in: agent.storePath) == 3 }
         let counted = try await status.waitFor(timeout: 10, "the counts in status") {

@@ -180,15 +180,7 @@ struct StoreFailureTests {
         let directory = try TemporaryDirectory("bitrot")
         let backlog = try BridgeBacklog(in: directory, count: 200)
         let agent = try AgentProcess(
-            brokerPort: broker.port,
-            extraConfig: """
-                [hr]
-                transport = "command"
-                command = ["/bin/sh", "-c", "cat \(backlog.path); exec sleep 1000"]
-                stall_timeout_s = 1000
-                [schedule]
-                today_interval_s = 1
-                """,
+            brokerPort: broker.port, extraConfig: backlog.commandBridge + "[schedule]\ntoday_interval_s = 1\n",
             directory: directory, environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "1"])
         try await watcher.waitFor(timeout: 30, "the day's final aggregate with all 200 samples") {
             $0.topic.hasSuffix("/\(backlog.day)")
@@ -204,7 +196,7 @@ struct StoreFailureTests {
 
         let reply = try #require(try await agent.queryReply([backlog.day]), "the command line reply is JSON")
         #expect(reply["ok"] as? Bool == true)
-        #expect(((reply["health"] as? [String: Any])?["heart_rate"] as? [String: Any])?["valid_samples"] as? Int == 200)
+        #expect(BridgeBacklog.validSamples(reply) == 200)
 
         try agent.start()
         try await agent.process!.waitForLine(containing: "MQTT connected")
@@ -213,7 +205,7 @@ struct StoreFailureTests {
             answer = (try? await MQTTTools.request(port: broker.port, topic: "keepalive/testpi/selection/date", message: backlog.day)) ?? ""
         }
         let overMQTT = try #require(try JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any], "valid JSON: \(answer)")
-        #expect(((overMQTT["health"] as? [String: Any])?["heart_rate"] as? [String: Any])?["valid_samples"] as? Int == 200)
+        #expect(BridgeBacklog.validSamples(overMQTT) == 200)
         #expect(agent.log.contains("not valid JSON"), "the rot is logged")
         #expect(agent.stop() == 0)
     }

@@ -77,5 +77,17 @@ public final class AgentProcess: @unchecked Sendable {
         return try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out))) as? [String: Any]
     }
 
+    /// The day's `valid_samples` once it reaches `expected` (the final aggregate is republished
+    /// as a backlog lands), or the last value seen after `attempts` queries a second apart.
+    public func validSamples(on day: String, expected: Int, attempts: Int = 30) async throws -> Int? {
+        var value: Int?
+        for attempt in 1...attempts {
+            value = BridgeBacklog.validSamples(try await queryReply([day]))
+            if value == expected || attempt == attempts { break }
+            try await Task.sleep(for: .seconds(1))
+        }
+        return value
+    }
+
     deinit { _ = stop() }
 }

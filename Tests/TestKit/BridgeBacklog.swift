@@ -35,6 +35,25 @@ public struct BridgeBacklog: Sendable {
         handle.write(Data(chunk.utf8))
     }
 
+    /// An `[hr]` section for a `command` bridge that writes this backlog in one `cat` and then
+    /// stays, silent (a restart would replay it; the stall timeout is out of the way).
+    public var commandBridge: String { Self.commandBridge(catting: path) }
+
+    public static func commandBridge(catting path: String) -> String {
+        """
+        [hr]
+        transport = "command"
+        command = ["/bin/sh", "-c", "cat \(path); exec sleep 1000"]
+        stall_timeout_s = 1000
+
+        """
+    }
+
+    /// `health.heart_rate.valid_samples` of a query reply.
+    public static func validSamples(_ reply: [String: Any]?) -> Int? {
+        ((reply?["health"] as? [String: Any])?["heart_rate"] as? [String: Any])?["valid_samples"] as? Int
+    }
+
     /// One bridge message: 60–99 bpm, contact detected, one RR interval matching the rate.
     public static func line(index: Int, timeMs: Int64, sensor: String) -> String {
         let bpm = 60 + index % 40

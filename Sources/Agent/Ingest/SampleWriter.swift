@@ -28,8 +28,10 @@ actor SampleWriter: Service, CustomStringConvertible {
     private var fixes: [StoredFix] = []
     private var heartRates: [StoredHeartRate] = []
     private(set) var latestFix: StoredFix?
-    /// Samples waiting in memory for the next commit (for `status.store.pending_samples`).
-    var pendingSamples: Int { fixes.count + heartRates.count }
+    /// Samples in the commit under way: still in memory, and put back if it fails.
+    private var committing = (fixes: 0, heartRates: 0)
+    /// Samples waiting in memory for a commit (for `status.store.pending_samples`).
+    var pendingSamples: Int { fixes.count + heartRates.count + committing.fixes + committing.heartRates }
     private(set) var lastError: String?
     /// The commit a backlog started, while it runs.
     private var backlogCommit: Task<Void, Never>?
@@ -79,7 +81,7 @@ actor SampleWriter: Service, CustomStringConvertible {
     /// `maxPendingHeartRates` (the store is failing): the call then returned at the next commit
     /// attempt, and the caller tries again. With `mayWait` false (shutting down) it always takes them.
     func add(heartRates batch: [StoredHeartRate], mayWait: Bool = true) async -> Bool {
-        if mayWait && !stopped && heartRates.count >= maxPendingHeartRates {
+        if mayWait && !stopped && heartRates.count + committing.heartRates >= maxPendingHeartRates {
             await withCheckedContinuation { waitingForAttempt.append($0) }
             return false
         }
@@ -134,8 +136,18 @@ actor SampleWriter: Service, CustomStringConvertible {
         let batchHeartRates = heartRates
         fixes.removeAll(keepingCapacity: true)
         heartRates.removeAll(keepingCapacity: true)
+        committing.fixes += batchFixes.count
+        committing.heartRates += batchHeartRates.count
+        let written: Result<StoreWriteResult, any Error>
         do {
-            let result = try await store.write(fixes: batchFixes, heartRates: batchHeartRates, messages: messages)
+            written = .success(try await store.write(fixes: batchFixes, heartRates: batchHeartRates, messages: messages))
+        } catch {
+            written = .failure(error)
+        }
+        committing.fixes -= batchFixes.count
+        committing.heartRates -= batchHeartRates.count
+        do {
+            let result = try written.get()
             counters.gpsDropped.count(IngestCounters.GPSDrop.duplicate, batchFixes.count - result.fixesInserted)
             counters.heartRateDropped.count(IngestCounters.HeartRateDrop.duplicate, batchHeartRates.count - result.heartRatesInserted)
             if lastError != nil {
