@@ -3,7 +3,7 @@
 # Builds the release agent and keepalive-bench. The first run generates a 365-day store in
 # ~/.cache/keepalive-bench (about 6 GB, minutes) and lets the agent publish its aggregates.
 #
-# Usage: scripts/bench.sh [ingest|dayread|outbox|query|steady]...
+# Usage: scripts/bench.sh [ingest|e2e|dayread|outbox|query|steady]...   (ingest includes e2e)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh

@@ -42,25 +42,29 @@ struct AgentRunner {
             store: store, client: client, maxInflight: config.mqtt.maxInflight,
             useProperties: config.mqtt.protocolVersion == .v5, logger: Logger(label: "keepalive.outbox"))
         let board = SensorBoard()
+        let counters = IngestCounters(logger: Logger(label: "keepalive.ingest"))
         let heartbeats = LoopHeartbeats()
-        let writer = SampleWriter(store: store, drain: drain, board: board, heartbeats: heartbeats, batchMs: config.store.batchMs, logger: Logger(label: "keepalive.ingest"))
+        let writer = SampleWriter(
+            store: store, drain: drain, board: board, counters: counters, heartbeats: heartbeats, batchMs: config.store.batchMs,
+            logger: Logger(label: "keepalive.ingest"))
         let location = LocationPublisher(
             topicRoot: config.topicRoot, mirrorTopic: config.mqtt.owntracksTopic.isEmpty ? nil : config.mqtt.owntracksTopic,
             intervalS: config.schedule.locationIntervalS, deviceID: config.device.id, writer: writer,
             logger: Logger(label: "keepalive.location"))
         var sensors: [ServiceGroupConfiguration.ServiceConfiguration] = []
-        var busHandlers: [(filter: String, handle: BusService.MessageHandler)] = []
         let clock = KernelClock()
         let heartRateSource: (any HeartRateTransport)?
         switch config.hr.transport {
         case .udp:
-            heartRateSource = UDPLineSource(port: config.hr.udpPort)
+            heartRateSource = UDPLineSource(port: config.hr.udpPort, maxLineBytes: config.hr.maxLineBytes, dropped: counters.heartRateDropped)
         case .mqtt:
-            let bridge = MQTTBridgeSource(filter: config.hr.topic, client: client)
-            busHandlers += [
-                (filter: bridge.measurementFilter, handle: { @Sendable message in bridge.deliver(message) }),
-                (filter: bridge.statusFilter, handle: { @Sendable message in bridge.deliver(message) }),
-            ]
+            let bridge = MQTTBridgeSource(
+                filter: config.hr.topic, client: client, maxLineBytes: config.hr.maxLineBytes, dropped: counters.heartRateDropped)
+            // On the network thread itself: when the bridge's messages wait there, TCP and the
+            // broker hold the backlog (see MQTTBridgeSource).
+            for filter in [bridge.measurementFilter, bridge.statusFilter] {
+                client.handleOnNetworkThread(filter) { bridge.deliver($0) }
+            }
             heartRateSource = bridge
         case .command:
             heartRateSource = CommandLineSource(
@@ -75,24 +79,23 @@ struct AgentRunner {
         }
         if let heartRateSource {
             sensors.append(.init(service: HeartRateService(
-                source: heartRateSource, writer: writer, board: board, clock: clock,
+                source: heartRateSource, writer: writer, board: board, counters: counters, clock: clock,
                 stallTimeoutS: config.hr.stallTimeoutS, reacquireMaxS: config.hr.reacquireMaxS,
-                maxLineBytes: config.hr.maxLineBytes, topicRoot: config.topicRoot, heartbeats: heartbeats,
+                topicRoot: config.topicRoot, heartbeats: heartbeats,
                 logger: Logger(label: "keepalive.hr"))))
         }
         if config.gps.enabled {
             let reader = GPSReader(
                 host: config.gps.host, port: config.gps.port, fixTimeout: config.gps.fixTimeoutS,
-                backoffMax: config.gps.reconnectMaxS, clock: clock, logger: Logger(label: "keepalive.gps"))
+                backoffMax: config.gps.reconnectMaxS, clock: clock, dropped: counters.gpsDropped, logger: Logger(label: "keepalive.gps"))
             sensors.append(.init(service: GPSService(
-                reader: reader, writer: writer, board: board, clock: clock, maxRateHz: config.gps.maxRateHz,
+                reader: reader, writer: writer, board: board, counters: counters, clock: clock, maxRateHz: config.gps.maxRateHz,
                 topicRoot: config.topicRoot, onFirstFix: { await location.firstFix() }, heartbeats: heartbeats,
                 logger: Logger(label: "keepalive.gps"))))
         }
         let homeAssistant = HomeAssistantDiscovery(
             config: config, writer: writer, minimumInterval: .seconds(environmentNumber("KEEPALIVE_HA_REANNOUNCE_MIN_S") ?? 60),
             logger: Logger(label: "keepalive.homeassistant"))
-        busHandlers += homeAssistant.handlers
         let settings = AggregateSettings(config: config)
         let health = HealthPublisher(
             topicRoot: config.topicRoot, settings: settings, todayIntervalS: config.schedule.todayIntervalS,
@@ -104,9 +107,9 @@ struct AgentRunner {
         for filter in queries.filters { client.handleOnNetworkThread(filter) { queries.receive($0) } }
         let status = StatusReporter(
             topic: statusTopic, interval: .seconds(config.schedule.statusIntervalS), store: store, board: board,
-            drain: drain, client: client, since: since, logger: Logger(label: "keepalive.status"))
+            counters: counters, drain: drain, writer: writer, client: client, since: since, logger: Logger(label: "keepalive.status"))
         let bus = BusService(
-            client: client, drain: drain, handlers: busHandlers,
+            client: client, drain: drain, handlers: homeAssistant.handlers,
             onConnect: { await status.publish(reason: "connect") },
             finalMessage: {
                 guard let seq = try? await store.reserveSeq() else { return nil }
@@ -141,6 +144,9 @@ struct AgentRunner {
                             store: store, startAfter: .seconds(environmentNumber("KEEPALIVE_STORE_CHECK_AFTER_S") ?? 60),
                             logger: Logger(label: "keepalive.store")),
                         failureTerminationBehavior: .gracefullyShutdownGroup),
+                    .init(service: StoreFileWatchService(
+                        store: store, drain: drain, writer: writer, board: board, topicRoot: config.topicRoot,
+                        logger: Logger(label: "keepalive.store"))),
                     .init(service: RetentionService(
                         store: store, retentionDays: config.store.retentionDays, maxBytes: config.store.maxBytes,
                         logger: Logger(label: "keepalive.retention"))),

@@ -7,7 +7,7 @@ import Logging
 import Store
 import TestKit
 
-/// `swift run -c release keepalive-bench [ingest|dayread|outbox|query|steady]…`
+/// `swift run -c release keepalive-bench [ingest|e2e|dayread|outbox|query|steady]…` (`ingest` includes `e2e`)
 ///
 /// Every figure is printed next to a baseline measured in the same run on the same machine:
 /// a raw prepared-insert loop for ingest, `mosquitto_pub -q 1` for the outbox drain.
@@ -18,6 +18,7 @@ struct BenchMain {
         let all = selected.isEmpty
         var table = BenchTable()
         if all || selected.contains("ingest") { try await IngestBench.run(into: &table) }
+        if all || selected.contains("ingest") || selected.contains("e2e") { try await IngestEndToEndBench.run(into: &table) }
         if all || selected.contains("dayread") { try await DayReadBench.run(into: &table) }
         if all || selected.contains("outbox") { try await OutboxBench.run(into: &table) }
         if all || selected.contains("query") { try await QueryBench.run(into: &table) }

@@ -232,6 +232,7 @@ public final class MQTTClient: @unchecked Sendable {
             defer { mosquitto_property_free_all(&properties) }
             if options.protocolVersion == 5 {
                 mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), options.sessionExpiryS)
+                mosquitto_property_add_int16(&properties, Int32(MQTT_PROP_RECEIVE_MAXIMUM.rawValue), options.receiveMaximum)
             }
             logger.debug("MQTT connecting", metadata: ["broker": "\(options.host):\(options.port)"])
             return mosquitto_connect_bind_v5(handle, options.host, Int32(options.port), Int32(options.keepaliveS), nil, properties)

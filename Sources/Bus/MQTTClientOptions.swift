@@ -19,6 +19,10 @@ public struct MQTTClientOptions: Sendable {
     /// for an acknowledgement (Nagle) and none of ours is held back (delayed ACK). Off only to
     /// measure what a client with the kernel's defaults sees.
     public var lowLatencyTCP: Bool
+    /// v5 Receive Maximum: QoS 1 messages the broker may have sent this client and not yet seen
+    /// acknowledged. While the network thread waits for a consumer that is behind, at most this
+    /// many sit in the socket and the broker queues the rest.
+    public var receiveMaximum: UInt16 = 20
 
     public struct TLS: Sendable {
         public var cafile: String

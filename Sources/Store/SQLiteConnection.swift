@@ -73,6 +73,14 @@ public final class SQLiteConnection {
         return try body()
     }
 
+    /// Keeps the `-wal` and `-shm` files when this connection closes. SQLite deletes them by
+    /// name on the last close; once the database file was deleted or replaced under a running
+    /// agent, those names belong to the new file's connection.
+    public func keepWALOnClose() {
+        var persist: Int32 = 1
+        sqlite3_file_control(handle, "main", SQLITE_FCNTL_PERSIST_WAL, &persist)
+    }
+
     /// Stops the statement running on this connection (from any thread): it fails with
     /// SQLITE_INTERRUPT.
     public func interrupt() { sqlite3_interrupt(handle) }

@@ -34,11 +34,22 @@ public actor Store {
     /// with a year of data — so only its small tables are checked then.
     public static let defaultFullCheckMaxBytes: Int64 = 128 << 20
 
-    private let db: SQLiteConnection
-    private let logger: Logger
-    private var seq: Int64
+    /// The writer connection; replaced by `reopen` when the file was deleted or replaced.
+    var db: SQLiteConnection
+    let logger: Logger
+    let synchronous: String
+    var seq: Int64
+    /// Messages the file could not take (disk full), with their seq: queued by the next write
+    /// that succeeds, before anything else (see Store+HeldMessages.swift).
+    var held: [OutboxEntry] = []
+    /// The file this connection has open, and the rows it held at the last check that found the
+    /// path still pointing at it (see Store+File.swift).
+    var identity: FileIdentity
+    var verifiedCursor = RowCursor()
+    /// Goes up with every `reopen`: outbox ids handed out before belong to the old file.
+    public internal(set) var fileGeneration = 0
     /// The zone that cuts rows into the local days of `day_aggregate` (`[device] timezone`).
-    private let dayTimeZone: TimeZone
+    let dayTimeZone: TimeZone
 
     public init(
         path: String, synchronous: String = "full", fullCheckMaxBytes: Int64 = Store.defaultFullCheckMaxBytes,
@@ -47,43 +58,19 @@ public actor Store {
         self.path = path
         self.logger = logger
         self.dayTimeZone = dayTimeZone
-        try Self.ensureDirectory(of: path)
-        var movedAside: String?
-        var connection: SQLiteConnection
-        var checkedWhole = true
-        do {
-            if let finding = Self.damageFinding(path) {
-                throw SQLiteError(code: SQLITE_CORRUPT, message: "found by the last full check: \(finding)")
-            }
-            (connection, checkedWhole) = try Self.openChecked(path: path, synchronous: synchronous, fullCheckMaxBytes: fullCheckMaxBytes)
-        } catch let error as SQLiteError where error.isCorruption {
-            let aside = try Self.moveAside(path)
-            try? FileManager.default.removeItem(atPath: Self.damageMarker(path))
-            logger.error("store file is damaged; moved aside, starting a new one", metadata: ["moved_to": "\(aside)", "error": "\(error)"])
-            movedAside = aside
-            do {
-                (connection, checkedWhole) = try Self.openChecked(path: path, synchronous: synchronous, fullCheckMaxBytes: fullCheckMaxBytes)
-            } catch let error as SQLiteError {
-                throw StoreError.sqlite(error, path: path)
-            }
-        } catch let error as SQLiteError {
-            throw StoreError.sqlite(error, path: path)
-        }
-        do {
-            try Self.migrate(connection, path: path)
-            seq = try connection.scalarInt("SELECT value FROM agent_state WHERE key = 'seq'") ?? 0
-        } catch let error as SQLiteError {
-            throw StoreError.sqlite(error, path: path)
-        }
-        db = connection
-        movedAsideCorruptFile = movedAside
-        needsFullCheck = !checkedWhole
+        self.synchronous = synchronous
+        let opened = try Self.open(path: path, synchronous: synchronous, fullCheckMaxBytes: fullCheckMaxBytes, logger: logger)
+        db = opened.connection
+        seq = opened.seq
+        movedAsideCorruptFile = opened.movedAside
+        needsFullCheck = !opened.checkedWhole
+        identity = FileIdentity(path: path)
     }
 
     /// Opens, sets the pragmas, and checks the file: all of it up to `fullCheckMaxBytes`, else
     /// the small tables the agent cannot run without. A damaged file throws SQLITE_CORRUPT.
     /// Returns the connection and whether the whole file was checked.
-    private static func openChecked(path: String, synchronous: String, fullCheckMaxBytes: Int64) throws -> (SQLiteConnection, Bool) {
+    static func openChecked(path: String, synchronous: String, fullCheckMaxBytes: Int64) throws -> (SQLiteConnection, Bool) {
         let connection = try SQLiteConnection(path: path)
         // Only takes effect on a new, empty file: lets pruning give space back to the disk.
         try connection.execute("PRAGMA auto_vacuum = INCREMENTAL")
@@ -134,14 +121,14 @@ public actor Store {
         try Data(finding.utf8).write(to: URL(fileURLWithPath: damageMarker(path)), options: .atomic)
     }
 
-    private static func damageMarker(_ path: String) -> String { path + ".damaged" }
+    static func damageMarker(_ path: String) -> String { path + ".damaged" }
 
-    private static func damageFinding(_ path: String) -> String? {
+    static func damageFinding(_ path: String) -> String? {
         guard let data = FileManager.default.contents(atPath: damageMarker(path)) else { return nil }
         return String(decoding: data.prefix(2000), as: UTF8.self)
     }
 
-    private static func migrate(_ connection: SQLiteConnection, path: String) throws {
+    static func migrate(_ connection: SQLiteConnection, path: String) throws {
         let version = Int(try connection.scalarInt("PRAGMA user_version") ?? 0)
         guard version <= Schema.latestVersion else {
             throw StoreError.newerSchema(found: version, supported: Schema.latestVersion, path: path)
@@ -154,14 +141,14 @@ public actor Store {
         }
     }
 
-    private static func ensureDirectory(of path: String) throws {
+    static func ensureDirectory(of path: String) throws {
         let directory = (path as NSString).deletingLastPathComponent
         guard !directory.isEmpty else { return }
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }
 
     /// Renames a damaged file (and its -wal/-shm) to `<path>.corrupt-<UTC time>`, keeping it for inspection.
-    private static func moveAside(_ path: String) throws -> String {
+    static func moveAside(_ path: String) throws -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
@@ -185,7 +172,7 @@ public actor Store {
     {
         let seqBefore = seq
         do {
-            return try db.transaction {
+            let result = try db.transaction {
                 var result = StoreWriteResult()
                 var freshness = AggregateFreshness(timeZone: dayTimeZone)
                 for fix in fixes {
@@ -199,12 +186,19 @@ public actor Store {
                     freshness.added(heartRateID: id, timeMs: heartRate.timeMs)
                 }
                 try freshness.record(in: db)
+                // Held messages first: their seqs are older than any taken now.
+                for message in held { try enqueue(held: message) }
                 for message in messages { result.seqs.append(try enqueue(message)) }
-                if !messages.isEmpty {
+                if !messages.isEmpty || !held.isEmpty {
                     try db.statement("UPDATE agent_state SET value = ? WHERE key = 'seq'").bind(.integer(seq)).run()
                 }
                 return result
             }
+            if !held.isEmpty {
+                logger.notice("queued the messages held while the store could not be written", metadata: ["seqs": "\(held.map(\.seq))"])
+                held.removeAll()
+            }
+            return result
         } catch {
             seq = seqBefore
             throw error
@@ -212,7 +206,7 @@ public actor Store {
     }
 
     /// The new row's id, or nil for a duplicate.
-    private func insert(_ fix: StoredFix) throws -> Int64? {
+    func insert(_ fix: StoredFix) throws -> Int64? {
         try db.statement(
             """
             INSERT OR IGNORE INTO fix (ts_ms, received_ms, lat, lon, alt_hae, alt_msl, speed, track, climb, eph, epv,
@@ -228,7 +222,7 @@ public actor Store {
     }
 
     /// The new notification's id, or nil for a duplicate.
-    private func insert(_ heartRate: StoredHeartRate) throws -> Int64? {
+    func insert(_ heartRate: StoredHeartRate) throws -> Int64? {
         try db.statement(
             """
             INSERT OR IGNORE INTO hr_sample (sensor, ts_ms, received_ms, bpm, contact, energy_kj, valid, raw)
@@ -316,16 +310,18 @@ public actor Store {
         return entries
     }
 
-    /// The broker has them: they leave the outbox.
-    public func acknowledge(ids: [Int64]) throws {
-        guard !ids.isEmpty else { return }
+    /// The broker has them: they leave the outbox. Ids read before a `reopen` (another
+    /// `fileGeneration`) name other messages in the new file and are ignored.
+    public func acknowledge(ids: [Int64], generation: Int? = nil) throws {
+        guard !ids.isEmpty, generation.map({ $0 == fileGeneration }) ?? true else { return }
         try db.transaction {
             for id in ids { try db.statement("DELETE FROM outbox WHERE id = ?").bind(.integer(id)).run() }
         }
     }
 
     /// The broker refused it (v5 reason ≥ 0x80): kept, out of the queue, for a person to look at.
-    public func setAside(id: Int64, reason: String) throws {
+    public func setAside(id: Int64, reason: String, generation: Int? = nil) throws {
+        guard generation.map({ $0 == fileGeneration }) ?? true else { return }
         try db.statement("UPDATE outbox SET rejected_reason = ? WHERE id = ?").bind(.text(reason), .integer(id)).run()
     }
 

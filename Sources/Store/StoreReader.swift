@@ -6,14 +6,31 @@ import Foundation
 ///
 /// Not thread-safe: its owner uses it from one thread (or serial queue) at a time.
 public final class StoreReader {
-    private let db: SQLiteConnection
+    private var db: SQLiteConnection
+    private let path: String
+    private var opened: FileIdentity.Node?
 
     public init(path: String) throws {
+        self.path = path
         db = try SQLiteConnection(path: path, readOnly: true)
+        opened = FileIdentity.Node(path: path)
     }
 
-    /// Runs `body`'s reads on one snapshot of the store.
-    public func snapshot<T>(_ body: () throws -> T) throws -> T { try db.readTransaction(body) }
+    /// Runs `body`'s reads on one snapshot of the store — of the file now at the path: once the
+    /// agent has reopened a store file that was deleted or replaced (`Store.reopen`), the reader
+    /// follows instead of reading the unlinked file on.
+    public func snapshot<T>(_ body: () throws -> T) throws -> T {
+        followPath()
+        return try db.readTransaction(body)
+    }
+
+    private func followPath() {
+        guard let current = FileIdentity.Node(path: path), current != opened,
+            let fresh = try? SQLiteConnection(path: path, readOnly: true)
+        else { return }
+        db = fresh
+        opened = current
+    }
 
     public func dayAggregate(date: String) throws -> StoredDayAggregate? { try db.dayAggregate(date: date) }
     public func rowCursor() throws -> RowCursor { try db.rowCursor() }

@@ -77,11 +77,15 @@ public struct OutboxDraft: Sendable {
     /// A newer draft on the same topic may replace this one while it is still undelivered
     /// (`health/today`, `status`); never for `location` or `health/daily`.
     public var supersedable: Bool
+    /// When the store cannot take it (disk full), keep it in memory with its seq, send it live,
+    /// and queue it once the store works again (`Store.hold`): for messages that are never
+    /// dropped (`location`, `event/…`). Others fail with the write.
+    public var holdWhenUnstorable: Bool
     public var makePayload: @Sendable (_ seq: Int64) -> [UInt8]
 
     public init(
         topic: String, qos: Int = 1, retain: Bool, contentType: String? = "application/json", expiryS: Int? = nil,
-        supersedable: Bool = false, makePayload: @escaping @Sendable (_ seq: Int64) -> [UInt8]
+        supersedable: Bool = false, holdWhenUnstorable: Bool = false, makePayload: @escaping @Sendable (_ seq: Int64) -> [UInt8]
     ) {
         self.topic = topic
         self.qos = qos
@@ -89,11 +93,12 @@ public struct OutboxDraft: Sendable {
         self.contentType = contentType
         self.expiryS = expiryS
         self.supersedable = supersedable
+        self.holdWhenUnstorable = holdWhenUnstorable
         self.makePayload = makePayload
     }
 }
 
-/// A queued message, in delivery order (`id`).
+/// A queued message, in delivery order (`id`; 0 for a message held in memory, not yet queued).
 public struct OutboxEntry: Sendable, Equatable {
     public var id: Int64
     public var seq: Int64

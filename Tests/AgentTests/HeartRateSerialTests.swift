@@ -22,7 +22,7 @@ struct HeartRateSerialTests {
         kill(bridge.pid, SIGUSR1)
         let count = { (try? SQLiteConnection(path: agent.storePath, readOnly: true).scalarInt("SELECT count(*) FROM hr_sample")) ?? nil }
         try await Wait.until(timeout: 10, "40 notifications stored from the tty; log:\n\(agent.log.suffix(1000))") { count() == 40 }
-        #expect(agent.log.contains("dropped a malformed heart-rate message"))
+        #expect(agent.log.contains("reason=malformed"))
         let reacquire = try await events.waitFor(count: 2, timeout: 15, "two hr_reacquire events") { $0.topic.hasSuffix("/event/hr_reacquire") }
         #expect(reacquire.first?.json?["transport"] as? String == "serial")
         try await agent.process!.waitForLines(containingAny: ["serial bridge open"], count: 2)

@@ -65,5 +65,29 @@ public final class AgentProcess: @unchecked Sendable {
 
     public var log: String { process?.text ?? "" }
 
+    /// `keepalive query <arguments>` on this agent's store (it may run meanwhile): the reply it
+    /// printed, as JSON (stdout only; logs go to stderr).
+    public func queryReply(_ arguments: [String]) async throws -> [String: Any]? {
+        let out = directory.file("query-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let query = try ManagedProcess(
+            name: "keepalive query", executable: "/bin/sh",
+            arguments: ["-c", "exec \"$0\" \"$@\" >\(out)", Tools.agent, "query"] + arguments + ["--config", configPath])
+        _ = await query.waitForExit(timeout: 60)
+        return try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out))) as? [String: Any]
+    }
+
+    /// The day's `valid_samples` once it reaches `expected` (the final aggregate is republished
+    /// as a backlog lands), or the last value seen after `attempts` queries a second apart.
+    public func validSamples(on day: String, expected: Int, attempts: Int = 30) async throws -> Int? {
+        var value: Int?
+        for attempt in 1...attempts {
+            value = BridgeBacklog.validSamples(try await queryReply([day]))
+            if value == expected || attempt == attempts { break }
+            try await Task.sleep(for: .seconds(1))
+        }
+        return value
+    }
+
     deinit { _ = stop() }
 }

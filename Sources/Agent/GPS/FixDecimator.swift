@@ -9,6 +9,8 @@
 struct FixDecimator {
     let intervalMs: Int64
     private var held: (bucket: Int64, fix: ValidStampedFix)?
+    /// Fixes not kept: the less accurate of an interval, and fixes older than the one held.
+    private(set) var thinned = 0
 
     init(maxRateHz: Double) {
         intervalMs = max(1, Int64((1000 / maxRateHz).rounded()))
@@ -27,10 +29,14 @@ struct FixDecimator {
         }
         if bucket == current.bucket {
             if Self.isBetter(fix, than: current.fix) { held = (bucket, fix) }
+            thinned += 1
             return nil
         }
         // A fix older than the one held (a receiver replaying its buffer) is not kept.
-        guard bucket > current.bucket else { return nil }
+        guard bucket > current.bucket else {
+            thinned += 1
+            return nil
+        }
         held = (bucket, fix)
         return current.fix
     }

@@ -18,14 +18,17 @@ final class GPSReader: @unchecked Sendable {
         case fix(ValidFix, receivedAt: Date)
         /// The session was reopened after `fixTimeout` without a valid fix.
         case reacquired(count: Int, reason: String, delay: Double)
-        /// A report that is not a usable fix (no fix, NaN, out of range), counted.
-        case rejected(FixValidation.Rejection)
         /// 250 ms without data from gpsd (lets the consumer release a fix it holds).
         case idle(at: Date)
     }
 
-    let events: AsyncStream<Event>
-    private let sink: AsyncStream<Event>.Continuation
+    /// Fixes waiting for the GPS service at most: 100 s at 10 Hz. The reader never waits (gpsd
+    /// drops a slow client's data); a fix that finds no room is counted (`queue_overflow`).
+    static let capacity = 1000
+
+    private let handoff = BoundedHandoff<Event>(capacity: GPSReader.capacity)
+    var events: BoundedHandoff<Event>.Events { handoff.events }
+    private let dropped: ReasonCounter
     private let host: String
     private let port: Int
     private let fixTimeout: Double
@@ -37,21 +40,20 @@ final class GPSReader: @unchecked Sendable {
     private var stopRequested = false
     private let finished = DispatchSemaphore(value: 0)
 
-    init(host: String, port: Int, fixTimeout: Double, backoffMax: Double, clock: any SystemClock, logger: Logger) {
+    init(host: String, port: Int, fixTimeout: Double, backoffMax: Double, clock: any SystemClock, dropped: ReasonCounter, logger: Logger) {
+        self.dropped = dropped
         self.host = host
         self.port = port
         self.fixTimeout = fixTimeout
         self.backoffMax = backoffMax
         self.clock = clock
         self.logger = logger
-        // Bounded: a flood from gpsd must not grow memory without limit; the newest matter most.
-        (events, sink) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(1000))
     }
 
     func start() {
         let thread = Thread { [self] in
             readLoop()
-            sink.finish()
+            handoff.finish()
             finished.signal()
         }
         thread.name = "gps-reader"
@@ -78,7 +80,7 @@ final class GPSReader: @unchecked Sendable {
             do {
                 session = try GPSDSession(host: host, port: port)
             } catch {
-                sink.yield(.state(.disconnected))
+                handoff.force(.state(.disconnected))
                 let delay = connectBackoff.nextDelay()
                 logger.warning("gpsd unreachable", metadata: ["gpsd": "\(host):\(port)", "error": "\(error)", "retry_in_s": "\(Self.format(delay))"])
                 pause(seconds: delay)
@@ -86,20 +88,20 @@ final class GPSReader: @unchecked Sendable {
             }
             connectBackoff.reset()
             logger.info("gpsd session open", metadata: ["gpsd": "\(host):\(port)"])
-            sink.yield(.state(reacquiring ? .reacquiring : .acquiring))
+            handoff.force(.state(reacquiring ? .reacquiring : .acquiring))
             var lastValid = DispatchTime.now()
             var fixed = false
             var pauseBeforeReopening = 0.0
             while !isStopRequested {
                 if !session.waitForData(timeoutMs: 250) {
-                    sink.yield(.idle(at: clock.now()))
+                    _ = handoff.offer([.idle(at: clock.now())])
                 } else {
                     let report: GPSDSession.Report
                     do {
                         report = try session.read()
                     } catch {
                         logger.warning("gpsd session lost", metadata: ["error": "\(error)"])
-                        sink.yield(.state(.disconnected))
+                        handoff.force(.state(.disconnected))
                         reacquiring = false
                         pauseBeforeReopening = connectBackoff.nextDelay()
                         break
@@ -111,13 +113,17 @@ final class GPSReader: @unchecked Sendable {
                             reacquireBackoff.reset()
                             reacquiring = false
                             // The fix first: the status that says "fixed" then has its age.
-                            sink.yield(.fix(fix, receivedAt: clock.now()))
+                            if !handoff.offer([.fix(fix, receivedAt: clock.now())]) {
+                                dropped.count(IngestCounters.GPSDrop.queueOverflow, detail: "\(GPSReader.capacity) fixes wait for the GPS service")
+                            }
                             if !fixed {
                                 fixed = true
-                                sink.yield(.state(.fixed))
+                                handoff.force(.state(.fixed))
                             }
+                        case .failure(.noFix):
+                            break  // nothing was measured
                         case .failure(let rejection):
-                            sink.yield(.rejected(rejection))
+                            dropped.count(IngestCounters.GPSDrop.rejectedFix, detail: rejection.rawValue)
                         }
                     }
                 }
@@ -128,8 +134,8 @@ final class GPSReader: @unchecked Sendable {
                     let delay = reacquireBackoff.nextDelay()
                     let reason = "no valid fix for \(Self.format(silent)) s"
                     logger.notice("reacquiring GPS", metadata: ["reason": "\(reason)", "count": "\(reacquisitions)", "reopen_in_s": "\(Self.format(delay))"])
-                    sink.yield(.reacquired(count: reacquisitions, reason: reason, delay: delay))
-                    sink.yield(.state(.reacquiring))
+                    handoff.force(.reacquired(count: reacquisitions, reason: reason, delay: delay))
+                    handoff.force(.state(.reacquiring))
                     pauseBeforeReopening = delay
                     break
                 }
@@ -145,7 +151,7 @@ final class GPSReader: @unchecked Sendable {
         wakeUp.lock()
         while !isStopRequested && Date() < deadline {
             _ = wakeUp.wait(until: min(deadline, Date().addingTimeInterval(1)))
-            sink.yield(.idle(at: clock.now()))
+            _ = handoff.offer([.idle(at: clock.now())])
         }
         wakeUp.unlock()
     }

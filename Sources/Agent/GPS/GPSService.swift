@@ -10,6 +10,7 @@ struct GPSService: Service, CustomStringConvertible {
     let reader: GPSReader
     let writer: SampleWriter
     let board: SensorBoard
+    let counters: IngestCounters
     let clock: any SystemClock
     let maxRateHz: Double
     let topicRoot: String
@@ -34,7 +35,7 @@ struct GPSService: Service, CustomStringConvertible {
         var status = SensorBoard.GPS()
         var clockSource: ClockRule.Source?
         var firstFixSeen = false
-        var rejected = 0
+        var thinnedCounted = 0
         for await event in reader.events {
             heartbeats.beat("gps")
             switch event {
@@ -45,7 +46,7 @@ struct GPSService: Service, CustomStringConvertible {
             case .fix(let fix, let receivedAt):
                 guard let stamp = ClockRule.stamp(gpsTime: fix.gpsTime, systemTime: receivedAt, systemSynchronised: clock.isSynchronised())
                 else {
-                    rejected += 1
+                    counters.gpsDropped.count(IngestCounters.GPSDrop.noTime, detail: "a fix without GPS time while the system clock is unsynchronised")
                     continue
                 }
                 let stamped = ValidStampedFix(
@@ -67,6 +68,8 @@ struct GPSService: Service, CustomStringConvertible {
                 status.lastFixMs = stamped.receivedMs
                 await board.update(gps: status)
                 if let released = decimator.offer(stamped) { await writer.add(fix: Self.stored(released)) }
+                counters.gpsDropped.count(IngestCounters.GPSDrop.thinned, decimator.thinned - thinnedCounted)
+                thinnedCounted = decimator.thinned
                 if !firstFixSeen {
                     firstFixSeen = true
                     // The first fix is held by the decimator; store it now so the first location has it.
@@ -84,11 +87,6 @@ struct GPSService: Service, CustomStringConvertible {
             case .idle(let now):
                 let cutoff = Int64(now.timeIntervalSince1970 * 1000) - decimator.intervalMs
                 if let released = decimator.release(receivedBefore: cutoff) { await writer.add(fix: Self.stored(released)) }
-            case .rejected(let rejection):
-                rejected += 1
-                if rejected == 1 || rejected % 1000 == 0 {
-                    logger.debug("gpsd report not usable as a fix", metadata: ["reason": "\(rejection.rawValue)", "count": "\(rejected)"])
-                }
             }
         }
         if let held = decimator.flush() { await writer.add(fix: Self.stored(held)) }

@@ -9,9 +9,8 @@ import Logging
 /// restarted after a capped backoff.
 final class CommandLineSource: HeartRateTransport, @unchecked Sendable {
     let name = "command"
-    private let thread = TransportThread()
-    var events: AsyncStream<HeartRateTransportEvent> { thread.events }
-    private var sink: AsyncStream<HeartRateTransportEvent>.Continuation { thread.sink }
+    private let thread: TransportThread
+    var events: HeartRateTransportEvents { thread.events }
     private var shouldStop: Bool { thread.shouldStop }
     private let argv: [String]
     private let maxLineBytes: Int
@@ -23,6 +22,7 @@ final class CommandLineSource: HeartRateTransport, @unchecked Sendable {
     init(argv: [String], maxLineBytes: Int, restartMaxS: Double, logger: Logger) {
         self.argv = argv
         self.maxLineBytes = maxLineBytes
+        thread = TransportThread(maxLineBytes: maxLineBytes)
         self.restartMaxS = restartMaxS
         self.logger = logger
     }
@@ -48,7 +48,7 @@ final class CommandLineSource: HeartRateTransport, @unchecked Sendable {
             var fds: [Int32] = [0, 0]
             // Close-on-exec, so later children (a restart) do not inherit this pipe.
             guard pipe(&fds) == 0, fcntl(fds[0], F_SETFD, FD_CLOEXEC) == 0, fcntl(fds[1], F_SETFD, FD_CLOEXEC) == 0 else {
-                sink.yield(.failed("pipe: \(String(cString: strerror(errno)))"))
+                thread.deliver(.failed("pipe: \(String(cString: strerror(errno)))"))
                 thread.pause(seconds: backoff.nextDelay())
                 continue
             }
@@ -59,14 +59,14 @@ final class CommandLineSource: HeartRateTransport, @unchecked Sendable {
             close(fds[1])
             guard pid > 0 else {
                 close(fds[0])
-                sink.yield(.failed("cannot start \(argv[0]): \(String(cString: strerror(spawnError)))"))
+                thread.deliver(.failed("cannot start \(argv[0]): \(String(cString: strerror(spawnError)))"))
                 thread.pause(seconds: backoff.nextDelay())
                 continue
             }
             lock.withLock { child = pid }
             _ = thread.takeReacquireRequest()  // this start answers any earlier request
             logger.info("heart-rate bridge started", metadata: ["pid": "\(pid)", "command": "\(argv.joined(separator: " "))"])
-            sink.yield(.ready)
+            thread.deliver(.ready)
             let sawData = readUntilEnd(fds[0])
             close(fds[0])
             stopChild(pid)
@@ -76,7 +76,7 @@ final class CommandLineSource: HeartRateTransport, @unchecked Sendable {
             let delay = restarting ? 0 : backoff.nextDelay()
             if !restarting {
                 logger.warning("heart-rate bridge exited; restarting", metadata: ["in_s": "\(String(format: "%.1f", delay))"])
-                sink.yield(.failed("bridge program exited"))
+                thread.deliver(.failed("bridge program exited"))
             }
             thread.pause(seconds: delay)
         }
@@ -91,7 +91,7 @@ final class CommandLineSource: HeartRateTransport, @unchecked Sendable {
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let ready = poll(&poller, 1, 250)
             if ready == 0 {
-                sink.yield(.idle)
+                thread.idle()
                 if shouldStop { return sawData }
                 continue
             }
@@ -99,7 +99,8 @@ final class CommandLineSource: HeartRateTransport, @unchecked Sendable {
             let count = read(fd, &buffer, buffer.count)
             if count <= 0 { return sawData }
             sawData = true
-            for line in splitter.feed(buffer[0..<count]) { sink.yield(.line(line)) }
+            // Waits while the heart-rate service is behind: the pipe fills and the child blocks.
+            thread.deliver(lines: splitter.feed(buffer[0..<count]))
         }
     }
 

@@ -5,22 +5,36 @@ import ServiceLifecycle
 import Store
 
 /// Turns bridge messages into stored heart-rate notifications: parses (malformed lines are
-/// counted and dropped), timestamps (the bridge's time when sane, else the receive time),
-/// hands them to the sample writer, keeps `status.hr` current, and reacquires a bridge that
-/// sends no valid measurement for `stall_timeout_s`, with a capped, jittered backoff.
+/// counted and dropped), timestamps (the bridge's time when sane, else the receive time, and
+/// counts why), hands them to the sample writer — waiting while it is behind, so the bridge
+/// waits too — keeps `status.hr` current, and reacquires a bridge that sends no valid
+/// measurement for `stall_timeout_s`, with a capped, jittered backoff.
 struct HeartRateService: Service, CustomStringConvertible {
     let source: any HeartRateTransport
     let writer: SampleWriter
     let board: SensorBoard
+    let counters: IngestCounters
     let clock: any SystemClock
     let stallTimeoutS: Double
     let reacquireMaxS: Double
-    let maxLineBytes: Int
     let topicRoot: String
     let heartbeats: LoopHeartbeats
     let logger: Logger
 
     var description: String { "HeartRateService" }
+
+    /// Receive times given in place of stamps not believed, per sensor: each one after the last,
+    /// so notifications that arrived together (a backlog from a bridge whose clock was never set)
+    /// are all kept, in their order, a millisecond apart, rather than taken for replays.
+    struct ReceiveTimes {
+        private var last: [String: Int64] = [:]
+
+        mutating func next(for sensor: String, atLeast timeMs: Int64) -> Int64 {
+            let time = max(timeMs, (last[sensor] ?? .min) + 1)
+            last[sensor] = time
+            return time
+        }
+    }
 
     /// How far a bridge's timestamp may lie from the receive time and still be believed: a
     /// bridge may deliver a backlog (days), never the future.
@@ -38,45 +52,30 @@ struct HeartRateService: Service, CustomStringConvertible {
 
     private func consume() async {
         var status = SensorBoard.HeartRate()
+        var published = status
+        var lastPublished = ContinuousClock.now
         var lastValid = ContinuousClock.now
         var nextStallCheck = ContinuousClock.now + .seconds(stallTimeoutS)
         var backoff = Backoff(minimum: stallTimeoutS, maximum: max(stallTimeoutS, reacquireMaxS))
-        var dropped = 0
+        var receiveTimes = ReceiveTimes()
         for await event in source.events {
             heartbeats.beat("hr")
             switch event {
             case .ready:
-                if status.state == "disconnected" {
-                    status.state = "stalled"
-                    await board.update(heartRate: status)
-                }
+                if status.state == "disconnected" { status.state = "stalled" }
             case .failed(let reason):
                 logger.warning("heart-rate input failed", metadata: ["reason": "\(reason)"])
                 status.state = "disconnected"
-                await board.update(heartRate: status)
-            case .line(let line):
-                let received = clock.now()
-                switch BridgeMessage.parse(line, maxBytes: maxLineBytes) {
-                case .failure(let rejection):
-                    dropped += 1
-                    if dropped == 1 || dropped % 1000 == 0 {
-                        logger.notice("dropped a malformed heart-rate message", metadata: ["reason": "\(rejection)", "dropped": "\(dropped)"])
-                    }
-                case .success(let message):
-                    let sample = Self.stored(message, received: received, synchronised: clock.isSynchronised())
-                    await writer.add(heartRate: sample)
-                    status.lastSampleMs = sample.receivedMs
-                    if sample.valid {
-                        lastValid = .now
-                        backoff.reset()
-                        nextStallCheck = .now + .seconds(stallTimeoutS)
-                        status.state = "streaming"
-                        status.lastValidBPM = sample.bpm
-                    } else if message.measurement.contact == .notDetected {
-                        status.state = "no_contact"
-                    }
-                    await board.update(heartRate: status)
+            case .messages(let messages):
+                let samples = stamp(messages, status: &status, receiveTimes: &receiveTimes)
+                guard !samples.isEmpty else { break }
+                let waited = await store(samples)
+                // Waiting for the writer means the agent, not the bridge, was slow: no stall.
+                if waited || samples.contains(where: \.valid) {
+                    lastValid = .now
+                    nextStallCheck = .now + .seconds(stallTimeoutS)
                 }
+                if samples.contains(where: \.valid) { backoff.reset() }
             case .idle:
                 break
             }
@@ -85,6 +84,7 @@ struct HeartRateService: Service, CustomStringConvertible {
                 status.reacquisitions += 1
                 status.state = "stalled"
                 await board.update(heartRate: status)
+                (published, lastPublished) = (status, .now)
                 let delay = backoff.nextDelay()
                 nextStallCheck = .now + .seconds(delay)
                 logger.notice("reacquiring heart rate", metadata: ["silent_s": "\(silent)", "count": "\(status.reacquisitions)"])
@@ -97,16 +97,83 @@ struct HeartRateService: Service, CustomStringConvertible {
                     ])
                 ])
             }
+            // The board (status) hears of every state change at once, of sample times at most
+            // every 250 ms: a backlog streams in at thousands of messages a second.
+            if status != published && (status.state != published.state || ContinuousClock.now - lastPublished >= .milliseconds(250)) {
+                await board.update(heartRate: status)
+                (published, lastPublished) = (status, .now)
+            }
         }
+        if status != published { await board.update(heartRate: status) }
+    }
+
+    /// The notifications among `messages`, stamped (counting stamps not believed); malformed
+    /// lines are counted and dropped. `status.state` follows the newest sample's validity and contact.
+    private func stamp(
+        _ messages: [BridgeMessage.Parsed], status: inout SensorBoard.HeartRate, receiveTimes: inout ReceiveTimes
+    ) -> [StoredHeartRate] {
+        let received = clock.now()
+        let synchronised = clock.isSynchronised()
+        var samples: [StoredHeartRate] = []
+        samples.reserveCapacity(messages.count)
+        for parsed in messages {
+            switch parsed {
+            case .failure(let rejection):
+                let reason = if case .tooLong = rejection { IngestCounters.HeartRateDrop.tooLong } else { IngestCounters.HeartRateDrop.malformed }
+                counters.heartRateDropped.count(reason, detail: "\(rejection)")
+            case .success(let message):
+                let stamp = Self.stamp(message.timestamp, received: received, synchronised: synchronised)
+                var sample = Self.stored(message, at: stamp.time, received: received)
+                if let reason = stamp.receiveTimeBecause {
+                    counters.heartRateReceiveTimeUsed.count(reason)
+                    sample.timeMs = receiveTimes.next(for: sample.sensor, atLeast: sample.timeMs)
+                }
+                samples.append(sample)
+                if sample.valid {
+                    status.state = "streaming"
+                    status.lastValidBPM = sample.bpm
+                } else if message.measurement.contact == .notDetected {
+                    status.state = "no_contact"
+                }
+            }
+        }
+        if let last = samples.last { status.lastSampleMs = last.receivedMs }
+        return samples
+    }
+
+    /// Hands `samples` to the sample writer, waiting (and so holding up the bridge) while the
+    /// writer already holds as many as it may; true when it had to wait. Once the agent is
+    /// shutting down it no longer waits: what the transport read is handed over and committed
+    /// with the last batch.
+    private func store(_ samples: [StoredHeartRate]) async -> Bool {
+        var waited = false
+        while await !writer.add(heartRates: samples, mayWait: !Task.isShuttingDownGracefully) {
+            waited = true
+            heartbeats.beat("hr")
+        }
+        return waited
+    }
+
+    /// The time a notification is stored at, and why the receive time was used instead of the
+    /// bridge's stamp, if it was (an `IngestCounters.ReceiveTimeUsed` reason).
+    static func stamp(_ stamp: Date?, received: Date, synchronised: Bool) -> (time: Date, receiveTimeBecause: String?) {
+        typealias Reason = IngestCounters.ReceiveTimeUsed
+        guard let stamp else { return (received, Reason.noStamp) }
+        // Nothing was measured before this agent was written: a bridge clock that was never set.
+        if stamp < TimestampFloor.date { return (received, Reason.beforeFloor) }
+        // With an unsynchronised system clock the bridge's clock is the better one.
+        guard synchronised else { return (stamp, nil) }
+        let lead = stamp.timeIntervalSince(received)
+        if lead > maximumLead { return (received, Reason.ahead) }
+        if -lead > maximumBacklog { return (received, Reason.tooOld) }
+        return (stamp, nil)
     }
 
     static func stored(_ message: BridgeMessage, received: Date, synchronised: Bool) -> StoredHeartRate {
-        var time = received
-        if let stamp = message.timestamp {
-            let lead = stamp.timeIntervalSince(received)
-            // With an unsynchronised system clock the bridge's clock is the better one.
-            if !synchronised || (lead <= maximumLead && -lead <= maximumBacklog) { time = stamp }
-        }
+        stored(message, at: stamp(message.timestamp, received: received, synchronised: synchronised).time, received: received)
+    }
+
+    static func stored(_ message: BridgeMessage, at time: Date, received: Date) -> StoredHeartRate {
         let measurement = message.measurement
         return StoredHeartRate(
             sensor: message.sensor, timeMs: Int64((time.timeIntervalSince1970 * 1000).rounded()),

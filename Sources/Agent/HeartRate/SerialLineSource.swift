@@ -7,9 +7,8 @@ import Logging
 /// capped backoff until it comes back.
 final class SerialLineSource: HeartRateTransport, @unchecked Sendable {
     let name = "serial"
-    private let thread = TransportThread()
-    var events: AsyncStream<HeartRateTransportEvent> { thread.events }
-    private var sink: AsyncStream<HeartRateTransportEvent>.Continuation { thread.sink }
+    private let thread: TransportThread
+    var events: HeartRateTransportEvents { thread.events }
     private var shouldStop: Bool { thread.shouldStop }
     private let path: String
     private let speed: speed_t
@@ -29,6 +28,7 @@ final class SerialLineSource: HeartRateTransport, @unchecked Sendable {
         self.path = path
         self.speed = Self.speeds[baud] ?? speed_t(B115200)
         self.maxLineBytes = maxLineBytes
+        thread = TransportThread(maxLineBytes: maxLineBytes)
         self.reopenMaxS = reopenMaxS
         self.logger = logger
     }
@@ -52,18 +52,18 @@ final class SerialLineSource: HeartRateTransport, @unchecked Sendable {
             guard fd >= 0, configure(fd) else {
                 let reason = "cannot open \(path): \(String(cString: strerror(errno)))"
                 if fd >= 0 { close(fd) }
-                sink.yield(.failed(reason))
+                thread.deliver(.failed(reason))
                 thread.pause(seconds: backoff.nextDelay())
                 continue
             }
             logger.info("serial bridge open", metadata: ["device": "\(path)"])
-            sink.yield(.ready)
+            thread.deliver(.ready)
             _ = thread.takeReacquireRequest()  // a request made while closed is answered by this open
             let lost = readUntilClosed(fd, splitter: &splitter)
             close(fd)
             if shouldStop { break }
             if lost {
-                sink.yield(.failed("\(path) went away"))
+                thread.deliver(.failed("\(path) went away"))
                 thread.pause(seconds: backoff.nextDelay())
             } else {
                 backoff.reset()
@@ -90,7 +90,7 @@ final class SerialLineSource: HeartRateTransport, @unchecked Sendable {
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let ready = poll(&poller, 1, 250)
             if ready == 0 {
-                sink.yield(.idle)
+                thread.idle()
                 continue
             }
             if ready < 0 { if errno == EINTR { continue } else { return true } }
@@ -98,7 +98,8 @@ final class SerialLineSource: HeartRateTransport, @unchecked Sendable {
             let count = read(fd, &buffer, buffer.count)
             if count < 0 && (errno == EAGAIN || errno == EINTR) { continue }
             if count <= 0 { return true }
-            for line in splitter.feed(buffer[0..<count]) { sink.yield(.line(line)) }
+            // Waits while the heart-rate service is behind: the tty's buffer fills and the bridge blocks.
+            thread.deliver(lines: splitter.feed(buffer[0..<count]))
         }
         return false
     }

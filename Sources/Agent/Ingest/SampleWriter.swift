@@ -4,55 +4,103 @@ import ServiceLifecycle
 import Store
 
 /// Collects samples and commits them in small batches (`[store] batch_ms`): one transaction,
-/// one fsync per batch instead of per sample, for the SD card's sake. Messages that report
-/// samples are committed in the same transaction as the samples still waiting.
+/// one fsync per batch instead of per sample, for the SD card's sake. A backlog (a bridge
+/// replaying its memory) is committed as soon as `flushThreshold` rows wait, and the heart-rate
+/// service waits when it gets two batches ahead: the writer sets the pace of everything upstream. Messages that
+/// report samples are committed in the same transaction as the samples still waiting.
 ///
-/// When a commit fails (disk full, read-only) the batch is kept and retried; past
-/// `maxPending` rows the oldest are dropped and counted, so memory stays bounded.
+/// When a commit fails (disk full, read-only) the batch is kept and retried every second.
+/// Heart-rate notifications wait beyond `maxPendingHeartRates` (their bridges hold the rest);
+/// fixes cannot wait (gpsd drops a slow client's data), so past `maxPendingFixes` the oldest are
+/// dropped and counted (`memory_limit`). Messages marked `holdWhenUnstorable` (locations,
+/// events) go out live and are queued with the same seq once the store works again.
 actor SampleWriter: Service, CustomStringConvertible {
     private let store: Store
     private let drain: OutboxDrain
     private let board: SensorBoard
+    private let counters: IngestCounters
     private let batchInterval: Duration
     private let logger: Logger
-    private let maxPending: Int
+    private let maxPendingFixes: Int
+    private let maxPendingHeartRates: Int
+    private let flushThreshold: Int
 
     private var fixes: [StoredFix] = []
     private var heartRates: [StoredHeartRate] = []
     private(set) var latestFix: StoredFix?
-    private(set) var droppedSamples = 0
+    /// Samples in the commit under way: still in memory, and put back if it fails.
+    private var committing = (fixes: 0, heartRates: 0)
+    /// Samples waiting in memory for a commit (for `status.store.pending_samples`).
+    var pendingSamples: Int { fixes.count + heartRates.count + committing.fixes + committing.heartRates }
     private(set) var lastError: String?
+    /// The commit a backlog started, while it runs.
+    private var backlogCommit: Task<Void, Never>?
+    /// Heart-rate producers waiting for the next commit attempt (the writer was full).
+    private var waitingForAttempt: [CheckedContinuation<Void, Never>] = []
+    private var stopped = false
 
     private let heartbeats: LoopHeartbeats
     /// Fault injection for the watchdog test: `KEEPALIVE_FAULT_WEDGE_WRITER_AFTER_S=N` makes this
     /// loop stop going round after N seconds, as a writer stuck in a system call would.
     private let wedgeAfter: Double? = ProcessInfo.processInfo.environment["KEEPALIVE_FAULT_WEDGE_WRITER_AFTER_S"].flatMap(Double.init)
 
-    init(store: Store, drain: OutboxDrain, board: SensorBoard, heartbeats: LoopHeartbeats, batchMs: Int, maxPending: Int = 100_000,
-         logger: Logger) {
+    init(store: Store, drain: OutboxDrain, board: SensorBoard, counters: IngestCounters, heartbeats: LoopHeartbeats, batchMs: Int,
+         maxPendingFixes: Int = 50_000, maxPendingHeartRates: Int = 20_000, flushThreshold: Int = 1000, logger: Logger) {
         self.heartbeats = heartbeats
         self.store = store
         self.drain = drain
         self.board = board
+        self.counters = counters
         self.batchInterval = .milliseconds(max(batchMs, 1))
-        self.maxPending = maxPending
+        self.maxPendingFixes = maxPendingFixes
+        self.maxPendingHeartRates = maxPendingHeartRates
+        self.flushThreshold = flushThreshold
         self.logger = logger
     }
 
     nonisolated var description: String { "SampleWriter" }
 
+    /// Never waits: the GPS reader must keep up with gpsd.
     func add(fix: StoredFix) {
         fixes.append(fix)
         if latestFix.map({ fix.timeMs >= $0.timeMs }) ?? true { latestFix = fix }
-        trimIfNeeded()
+        trimFixes()
     }
 
-    func add(heartRate: StoredHeartRate) {
-        heartRates.append(heartRate)
-        trimIfNeeded()
+    /// Past `maxPendingFixes` (the store has failed for hours) the oldest fixes go, counted.
+    private func trimFixes() {
+        guard fixes.count > maxPendingFixes else { return }
+        let excess = fixes.count - maxPendingFixes
+        fixes.removeFirst(excess)
+        counters.gpsDropped.count(IngestCounters.GPSDrop.memoryLimit, excess, detail: "the store cannot be written: \(lastError ?? "?")")
     }
 
-    /// Commits waiting samples together with `messages`, then wakes the outbox drain.
+    /// Takes notifications. Once a backlog has built up (`flushThreshold` rows) it is committed
+    /// in the background while the caller goes on parsing; a caller that gets two batches ahead
+    /// of the store waits for the commit. False when the writer already holds
+    /// `maxPendingHeartRates` (the store is failing): the call then returned at the next commit
+    /// attempt, and the caller tries again. With `mayWait` false (shutting down) it always takes them.
+    func add(heartRates batch: [StoredHeartRate], mayWait: Bool = true) async -> Bool {
+        if mayWait && !stopped && heartRates.count + committing.heartRates >= maxPendingHeartRates {
+            await withCheckedContinuation { waitingForAttempt.append($0) }
+            return false
+        }
+        heartRates += batch
+        guard lastError == nil, fixes.count + heartRates.count >= flushThreshold else { return true }
+        if let running = backlogCommit {
+            if mayWait && fixes.count + heartRates.count >= 2 * flushThreshold { await running.value }
+        } else {
+            backlogCommit = Task {
+                try? await flush(messages: [])
+                backlogCommit = nil
+            }
+        }
+        return true
+    }
+
+    /// Commits waiting samples together with `messages`, then wakes the outbox drain. When the
+    /// store cannot be written, messages marked `holdWhenUnstorable` are held and sent live (this
+    /// returns normally for them); it throws if any other message could not be queued.
     func publish(_ messages: [OutboxDraft]) async throws {
         try await flush(messages: messages)
     }
@@ -66,20 +114,42 @@ actor SampleWriter: Service, CustomStringConvertible {
                 while await sleepUnlessShuttingDown(for: .seconds(3600)) {}
                 return
             }
-            guard await sleepUnlessShuttingDown(for: batchInterval) else { break }
+            // A failing store is retried every second whatever the batch window.
+            guard await sleepUnlessShuttingDown(for: lastError == nil ? batchInterval : min(batchInterval, .seconds(1))) else { break }
             try? await flush(messages: [])
         }
-        try? await flush(messages: [])
+        stopped = true
+        resumeWaiting()
+        do {
+            try await flush(messages: [])
+        } catch {
+            logger.error("samples not stored at shutdown", metadata: ["fixes": "\(fixes.count)", "heart_rates": "\(heartRates.count)", "error": "\(error)"])
+        }
     }
 
     private func flush(messages: [OutboxDraft]) async throws {
-        guard !fixes.isEmpty || !heartRates.isEmpty || !messages.isEmpty else { return }
+        defer { resumeWaiting() }
+        // Held messages (sent live while the store failed) are queued by the next write.
+        let holding = await store.holdsMessages
+        guard !fixes.isEmpty || !heartRates.isEmpty || !messages.isEmpty || holding else { return }
         let batchFixes = fixes
         let batchHeartRates = heartRates
         fixes.removeAll(keepingCapacity: true)
         heartRates.removeAll(keepingCapacity: true)
+        committing.fixes += batchFixes.count
+        committing.heartRates += batchHeartRates.count
+        let written: Result<StoreWriteResult, any Error>
         do {
-            try await store.write(fixes: batchFixes, heartRates: batchHeartRates, messages: messages)
+            written = .success(try await store.write(fixes: batchFixes, heartRates: batchHeartRates, messages: messages))
+        } catch {
+            written = .failure(error)
+        }
+        committing.fixes -= batchFixes.count
+        committing.heartRates -= batchHeartRates.count
+        do {
+            let result = try written.get()
+            counters.gpsDropped.count(IngestCounters.GPSDrop.duplicate, batchFixes.count - result.fixesInserted)
+            counters.heartRateDropped.count(IngestCounters.HeartRateDrop.duplicate, batchHeartRates.count - result.heartRatesInserted)
             if lastError != nil {
                 logger.notice("storing works again")
                 lastError = nil
@@ -89,21 +159,33 @@ actor SampleWriter: Service, CustomStringConvertible {
             // Put the batch back in front of anything that arrived meanwhile.
             fixes = batchFixes + fixes
             heartRates = batchHeartRates + heartRates
-            trimIfNeeded()
+            trimFixes()
             if lastError == nil { logger.error("cannot store; keeping samples in memory and retrying", metadata: ["error": "\(error)"]) }
             lastError = "\(error)"
             await board.update(storageError: lastError)
-            throw error
+            try await holdUnstorable(messages, error: error)
+            return
         }
-        if !messages.isEmpty { await drain.wake() }
+        await drain.wake()
     }
 
-    private func trimIfNeeded() {
-        let excess = fixes.count + heartRates.count - maxPending
-        guard excess > 0 else { return }
-        let fromFixes = min(excess, fixes.count)
-        fixes.removeFirst(fromFixes)
-        heartRates.removeFirst(min(excess - fromFixes, heartRates.count))
-        droppedSamples += excess
+    /// The store cannot take `messages`: those that must not be lost are held in memory with
+    /// their seq and sent live; throws `error` when any of the others could not be queued.
+    private func holdUnstorable(_ messages: [OutboxDraft], error: any Error) async throws {
+        let holdable = messages.filter(\.holdWhenUnstorable)
+        if !holdable.isEmpty {
+            let held = await store.hold(holdable)
+            logger.warning("cannot queue messages; sending them live and holding them until the store works", metadata: [
+                "topics": "\(held.map(\.topic).joined(separator: ","))", "seqs": "\(held.map(\.seq))",
+            ])
+            await drain.publishLive(held)
+        }
+        if holdable.count < messages.count { throw error }
+    }
+
+    private func resumeWaiting() {
+        let waiting = waitingForAttempt
+        waitingForAttempt.removeAll()
+        for continuation in waiting { continuation.resume() }
     }
 }

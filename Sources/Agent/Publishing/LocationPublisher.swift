@@ -81,11 +81,13 @@ actor LocationPublisher: Service, CustomStringConvertible {
         let members = Self.payloadMembers(fix: fix, stale: stale, createdAt: now, trackerID: trackerID)
         // OwnTracks' trigger "t" (timer) marks slot messages; the first-fix one is off the grid.
         let body = slotTime == nil ? members.filter { $0.0 != "t" } : members
+        // Every slot yields one message: while the store cannot take it (disk full) it goes out
+        // live and is queued with the same seq once the store works again.
         var drafts = [
-            OutboxDraft(topic: topic, retain: true) { seq in Self.insertSeq(seq, into: body).bytes }
+            OutboxDraft(topic: topic, retain: true, holdWhenUnstorable: true) { seq in Self.insertSeq(seq, into: body).bytes }
         ]
         if let mirrorTopic {
-            drafts.append(OutboxDraft(topic: mirrorTopic, retain: true) { seq in Self.insertSeq(seq, into: body).bytes })
+            drafts.append(OutboxDraft(topic: mirrorTopic, retain: true, holdWhenUnstorable: true) { seq in Self.insertSeq(seq, into: body).bytes })
         }
         do {
             try await writer.publish(drafts)

@@ -1,4 +1,5 @@
 import Bus
+import Foundation
 import Logging
 import Store
 
@@ -8,6 +9,11 @@ import Store
 /// In-flight marks live here, in memory, on purpose: after a crash or a lost connection every
 /// unacknowledged message is sent again from the oldest (at-least-once), so a durable "in flight"
 /// state would cost an SD-card write per message and change nothing.
+///
+/// A refusal (v5 PUBACK ≥ 0x80) is judged by `PubackPolicy`: a transient one sends the message
+/// again, and everything after it, after a capped backoff; a permanent one sets it aside.
+/// Messages the store could not take (`Store.hold`) are sent live from here, outside the outbox;
+/// their PUBACK releases them from the store's memory.
 public actor OutboxDrain {
     private let store: Store
     private let client: MQTTClient
@@ -23,6 +29,16 @@ public actor OutboxDrain {
     private var window: Int
     private var pumping = false
     private var pumpAgain = false
+    /// mid → seq of a held message sent live (current session only).
+    private var liveInflight: [Int32: Int64] = [:]
+    /// After a transient refusal: no sending before this, and the backoff that set it.
+    private var resumeAt: ContinuousClock.Instant?
+    private var retryBackoff = Backoff(minimum: 1, maximum: 60)
+    private var attempts: [Int64: Int] = [:]
+    /// The store file the outbox ids belong to (`Store.fileGeneration`).
+    private var generation = 0
+    /// Transient refusals retried since start (for `status.outbox.retried`).
+    public private(set) var retried = 0
 
     public init(store: Store, client: MQTTClient, maxInflight: Int, useProperties: Bool, logger: Logger) {
         self.store = store
@@ -41,23 +57,73 @@ public actor OutboxDrain {
         window = min(maxInflight, receiveMaximum ?? maxInflight)
         self.session = session
         inflight = [:]
+        liveInflight = [:]
         lastSentID = 0
         await pump()
+        // Messages the store could not take while the broker was away: live now.
+        await publishLive(await store.heldMessages)
     }
 
     public func disconnected() {
         session = nil
         inflight = [:]
+        liveInflight = [:]
+    }
+
+    /// The store's file was replaced (`Store.reopen`): outbox ids now refer to the new file.
+    /// Everything unacknowledged is sent again from the oldest, as after a reconnect.
+    public func storeReplaced() async {
+        generation = await store.fileGeneration
+        inflight = [:]
+        acknowledged = []
+        attempts = [:]
+        lastSentID = 0
+        await pump()
+    }
+
+    /// Sends messages the store holds in memory (it could not queue them) straight to the broker.
+    public func publishLive(_ messages: [OutboxEntry]) async {
+        guard let session else { return }
+        for entry in messages where !liveInflight.values.contains(entry.seq) {
+            guard let sent = try? client.publish(message(for: entry)), sent.session == session else { return }
+            liveInflight[sent.mid] = entry.seq
+        }
     }
 
     public func published(session: UInt64, mid: Int32, reasonCode: Int32) async {
-        guard session == self.session, let id = inflight.removeValue(forKey: mid) else { return }
-        if reasonCode >= 0x80 {
-            logger.error("broker refused a message; set aside in the outbox", metadata: ["outbox_id": "\(id)", "reason_code": "\(reasonCode)"])
-            try? await store.setAside(id: id, reason: "v5 reason code \(reasonCode)")
-        } else {
+        guard session == self.session else { return }
+        if let seq = liveInflight.removeValue(forKey: mid) {
+            // Delivered live: it need not be queued once the store works again.
+            if PubackPolicy(reasonCode: reasonCode) == .delivered { await store.releaseHeld(seq: seq) }
+            return
+        }
+        guard let id = inflight.removeValue(forKey: mid) else { return }
+        switch PubackPolicy(reasonCode: reasonCode) {
+        case .delivered:
+            retryBackoff.reset()
+            attempts[id] = nil
             acknowledged.append(id)
             if acknowledged.count >= maxInflight { await flushAcknowledgements() }
+        case .retry where (attempts[id] ?? 0) + 1 < PubackPolicy.maximumAttempts:
+            attempts[id, default: 0] += 1
+            retried += 1
+            let delay = retryBackoff.nextDelay()
+            logger.warning("broker refused a message for now; sending it again", metadata: [
+                "outbox_id": "\(id)", "reason_code": "\(reasonCode)", "attempt": "\(attempts[id] ?? 0)", "in_s": "\(String(format: "%.1f", delay))",
+            ])
+            // This message and everything after it go again, in order, after the backoff.
+            await flushAcknowledgements()
+            lastSentID = min(lastSentID, id - 1)
+            resumeAt = .now + .seconds(delay)
+            Task { [weak self] in
+                try? await Task.sleep(for: .seconds(delay))
+                await self?.wake()
+            }
+            return
+        case .retry, .setAside:
+            attempts[id] = nil
+            logger.error("broker refused a message; set aside in the outbox", metadata: ["outbox_id": "\(id)", "reason_code": "\(reasonCode)"])
+            try? await store.setAside(id: id, reason: "v5 reason code \(reasonCode)", generation: generation)
         }
         await pump()
     }
@@ -70,7 +136,7 @@ public actor OutboxDrain {
         guard !acknowledged.isEmpty else { return }
         let ids = acknowledged
         do {
-            try await store.acknowledge(ids: ids)
+            try await store.acknowledge(ids: ids, generation: generation)
             acknowledged.removeAll()
         } catch {
             // Kept for the next flush; at worst the messages are sent again after a restart.
@@ -94,6 +160,10 @@ public actor OutboxDrain {
     }
 
     private func pumpOnce() async {
+        if let resumeAt {
+            guard ContinuousClock.now >= resumeAt else { return }
+            self.resumeAt = nil
+        }
         while let session, inflight.count < window {
             let entries: [OutboxEntry]
             do {
@@ -115,7 +185,7 @@ public actor OutboxDrain {
                     // A message libmosquitto refuses outright (oversize, bad UTF-8) would block
                     // the queue forever: set it aside like a broker refusal.
                     logger.error("message refused by libmosquitto; set aside", metadata: ["outbox_id": "\(entry.id)", "error": "\(error)"])
-                    try? await store.setAside(id: entry.id, reason: "\(error)")
+                    try? await store.setAside(id: entry.id, reason: "\(error)", generation: generation)
                     lastSentID = entry.id
                 }
             }

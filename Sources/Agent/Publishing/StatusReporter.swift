@@ -11,7 +11,9 @@ struct StatusReporter: Service, CustomStringConvertible {
     let interval: Duration
     let store: Store
     let board: SensorBoard
+    let counters: IngestCounters
     let drain: OutboxDrain
+    let writer: SampleWriter
     /// For sending status live when the store cannot take it (disk full).
     let client: MQTTClient
     let since: Date
@@ -59,19 +61,38 @@ struct StatusReporter: Service, CustomStringConvertible {
         let gps = await board.gps
         let heartRate = await board.heartRate
         let clock = await board.clock
-        let storageError = await board.storageError
+        let fileProblem = await board.storeFileProblem
+        let writeError = await board.storageError
+        let storageError = fileProblem ?? writeError
+        let reopened = await board.storeReopened
         let outbox = try? await store.outboxSummary()
+        let held = await store.heldMessages.count
+        let retried = await drain.retried
+        let pendingSamples = await writer.pendingSamples
         let space = try? await store.space()
         func age(_ ms: Int64?) -> JSONValue { .number(ms.map { Double(nowMs - $0) / 1000 }, digits: 1) }
+        func counts(_ counter: ReasonCounter) -> JSONValue { .object(counter.snapshot.map { ($0.0, .number($0.1)) }) }
         let rest: [(String, JSONValue)] = [
             ("version", .string(KeepAliveVersion.string)),
             ("since", .timestamp(since)),
-            ("gps", .object([("state", .string(gps.state)), ("last_fix_age_s", age(gps.lastFixMs)), ("reacquisitions", .number(gps.reacquisitions))])),
-            ("hr", .object([("state", .string(heartRate.state)), ("last_sample_age_s", age(heartRate.lastSampleMs)), ("reacquisitions", .number(heartRate.reacquisitions)),
-                            ("bpm", .number(heartRate.lastValidBPM))])),
-            ("outbox", .object([("pending", .number(outbox?.pending)), ("oldest_age_s", age(outbox?.oldestCreatedMs))])),
-            ("store", .object([("bytes", .number(space?.fileBytes)), ("free_bytes", .number(space?.freeDiskBytes))]
-                + (storageError.map { [("error", JSONValue.string($0))] } ?? []))),
+            ("gps", .object([
+                ("state", .string(gps.state)), ("last_fix_age_s", age(gps.lastFixMs)), ("reacquisitions", .number(gps.reacquisitions)),
+                ("dropped", counts(counters.gpsDropped)),
+            ])),
+            ("hr", .object([
+                ("state", .string(heartRate.state)), ("last_sample_age_s", age(heartRate.lastSampleMs)),
+                ("reacquisitions", .number(heartRate.reacquisitions)), ("bpm", .number(heartRate.lastValidBPM)),
+                ("dropped", counts(counters.heartRateDropped)),
+                ("receive_time_used", counts(counters.heartRateReceiveTimeUsed)),
+            ])),
+            ("outbox", .object([
+                ("pending", .number(outbox?.pending)), ("oldest_age_s", age(outbox?.oldestCreatedMs)),
+                ("set_aside", .number(outbox?.setAside)), ("retried", .number(retried)), ("held", .number(held)),
+            ])),
+            ("store", .object([
+                ("bytes", .number(space?.fileBytes)), ("free_bytes", .number(space?.freeDiskBytes)),
+                ("pending_samples", .number(pendingSamples)), ("reopened", .number(reopened)),
+            ] + (storageError.map { [("error", JSONValue.string($0))] } ?? []))),
             ("clock", .object([("source", .string(clock.source)), ("skew_s", .number(clock.skewS, digits: 3))])),
         ]
         return { seq in .object([("state", "online"), ("seq", .int(seq))] + rest) }

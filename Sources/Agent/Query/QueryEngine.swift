@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Store
 
 /// Answers per-date requests from the store, through its own read-only connection: the same
@@ -115,7 +116,9 @@ final class QueryEngine {
         let nowMs = Self.ms(now)
         let isToday = bounds.start <= nowMs && nowMs < bounds.end
         let stored = isToday ? nil : try reader.dayAggregate(date: day.description)
-        let current = stored.flatMap { $0.final && !$0.isStale ? $0 : nil }
+        // A stored aggregate whose JSON rotted on the card is not spliced into a reply: the day is
+        // computed from its rows instead, as if nothing were stored.
+        let current = stored.flatMap { $0.final && !$0.isStale && Self.intact($0) ? $0 : nil }
         // Computed from the rows when no current stored aggregate answers (once, for health and location).
         var computed: DayAggregate?
         func aggregate() throws -> DayAggregate {
@@ -211,6 +214,23 @@ final class QueryEngine {
         reader = opened
         return opened
     }
+
+    /// Whether a stored aggregate's JSON parts are JSON; logs the ones that are not.
+    static func intact(_ aggregate: StoredDayAggregate) -> Bool {
+        let parts = [("payload", aggregate.payload), ("first_fix", aggregate.firstFix), ("last_fix", aggregate.lastFix)]
+        let broken = parts.filter { _, text in
+            text.map { (try? JSONSerialization.jsonObject(with: Data($0.utf8), options: .fragmentsAllowed)) == nil } ?? false
+        }
+        guard broken.isEmpty else {
+            damageLog.error("a stored day aggregate is not valid JSON; answering from the day's rows", metadata: [
+                "date": "\(aggregate.date)", "columns": "\(broken.map(\.0).joined(separator: ","))",
+            ])
+            return false
+        }
+        return true
+    }
+
+    private static let damageLog = Logger(label: "keepalive.query")
 
     /// `location.fixes` of a stored aggregate, read without parsing the whole document.
     static func fixCount(in payload: String) -> Int? { count(after: #""location":{"fixes":"#, in: payload) }

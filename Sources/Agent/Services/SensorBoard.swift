@@ -24,6 +24,10 @@ actor SensorBoard {
     private(set) var clock = Clock()
     /// Why the store cannot be written (disk full, read-only), or nil while it works.
     private(set) var storageError: String?
+    /// The store's file was deleted or replaced under the agent and is not reopened yet.
+    private(set) var storeFileProblem: String?
+    /// How often the store's file was found deleted or replaced and reopened, since start.
+    private(set) var storeReopened = 0
     private var changeHandlers: [@Sendable () async -> Void] = []
 
     func onChange(_ handler: @escaping @Sendable () async -> Void) { changeHandlers.append(handler) }
@@ -51,6 +55,14 @@ actor SensorBoard {
         storageError = newValue
         if changed { await notify() }
     }
+
+    func update(storeFileProblem newValue: String?) async {
+        let changed = newValue != storeFileProblem
+        storeFileProblem = newValue
+        if changed { await notify() }
+    }
+
+    func noteStoreReopened() { storeReopened += 1 }
 
     private func notify() async {
         for handler in changeHandlers { await handler() }

@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+import TestKit
+
+@testable import Store
+
+/// The store's file deleted or replaced under a running writer, against real files.
+@Suite("Store file deleted or replaced")
+struct StoreFileTests {
+    static func heartRate(_ seconds: Int64, nowMs: Int64) -> StoredHeartRate {
+        StoredHeartRate(
+            sensor: "s", timeMs: nowMs - seconds * 1000, receivedMs: nowMs, bpm: 60, contact: 2, valid: true, raw: [0x16, 60],
+            rrIntervals: [1024])
+    }
+
+    @Test("unlinked: noticed, reopened with seq, outbox, aggregates and recent rows carried; a reader follows to the new file")
+    func deletedAndReopened() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("k.db")
+        let store = try Store(path: path)
+        let nowMs = Int64(Date().timeIntervalSince1970 * 1000)
+        // Three days of rows, one a minute; two queued messages; a day aggregate.
+        try await store.write(heartRates: (0..<(3 * 1440)).map { Self.heartRate(Int64($0) * 60, nowMs: nowMs) })
+        let seqs = try await store.write(messages: ["a", "b"].map { topic in
+            OutboxDraft(topic: "t/\(topic)", retain: false) { seq in Array("{\"seq\":\(seq)}".utf8) }
+        }).seqs
+        try await store.saveDayAggregate(
+            StoredDayAggregate(date: "2026-11-20", tz: "UTC", payload: "{}", final: true, updatedMs: 1),
+            builtUpTo: try await store.rowCursor(), dayMs: (0, 0))
+        let reader = try StoreReader(path: path)
+        #expect(try reader.snapshot { try reader.dayAggregate(date: "2026-11-20") } != nil)
+        #expect(await store.checkFile() == nil)
+        // Written after the last check, before anyone noticed: must not be lost either.
+        try await store.write(heartRates: [Self.heartRate(-1, nowMs: nowMs)])
+
+        #expect(unlink(path) == 0)
+        #expect(await store.checkFile() == .deleted)
+        let report = try await store.reopen(after: .deleted)
+        #expect(FileManager.default.fileExists(atPath: path))
+        #expect(await store.checkFile() == nil)
+        #expect(report.outboxMessages == 2)
+        #expect(report.dayAggregates == 1)
+        // 48 hours of one-a-minute rows (2880, or 2881 with the edge) and the one after the check.
+        #expect((2881...2882).contains(report.heartRates), "\(report.heartRates)")
+        // The counter goes on from where it was; the messages keep their seqs.
+        let next = try await store.write(messages: [OutboxDraft(topic: "t/c", retain: false) { _ in [] }]).seqs
+        #expect(next == [seqs[1] + 1])
+        let pending = try await store.pendingMessages(afterID: 0, limit: 10).map(\.seq)
+        #expect(pending == seqs + next)
+        // Ids from before the reopen do not acknowledge messages in the new file.
+        try await store.acknowledge(ids: [1, 2, 3], generation: 0)
+        #expect(try await store.outboxSummary().pending == 3)
+
+        // A reader opened before follows the path to the new file.
+        try await store.write(heartRates: [Self.heartRate(-2, nowMs: nowMs)])
+        let count = try reader.snapshot {
+            var rows = 0
+            try reader.forEachHeartRate(fromMs: nowMs + 1, toMs: nowMs + 10_000) { _ in rows += 1 }
+            return rows
+        }
+        #expect(count == 2, "the rows stored after the deletion, read through the old reader")
+        #expect(try await store.integrityCheck() == "ok")
+    }
+
+    @Test("a -wal left at the path by the deleted file is not taken up by the new one, and survives the old connection's close")
+    func staleWALNotReused() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("k.db")
+        let store = try Store(path: path)
+        try await store.write(heartRates: [Self.heartRate(0, nowMs: 1_800_000_000_000)])
+        #expect(await store.checkFile() == nil)
+        #expect(FileManager.default.fileExists(atPath: path + "-wal"))
+        #expect(unlink(path) == 0)  // the main file only, as `rm keepalive.db` does
+        _ = try await store.reopen(after: .deleted)
+        try await store.write(heartRates: [Self.heartRate(1, nowMs: 1_800_000_000_000)])
+        // The new file is whole on its own: opened afresh, it passes the check and has its rows.
+        let fresh = try SQLiteConnection(path: path, readOnly: true)
+        #expect(try fresh.scalarText("PRAGMA integrity_check") == "ok")
+        #expect(try fresh.scalarInt("SELECT count(*) FROM hr_sample") == 2)
+    }
+}
