@@ -44,7 +44,7 @@ let package = Package(
         .target(
             name: "Agent",
             dependencies: [
-                "Store", "Bus", "CGPS", "CSpawn",
+                "Store", "Bus", "CGPS", "CSpawn", "StepCounting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),

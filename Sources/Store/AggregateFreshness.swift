@@ -11,18 +11,23 @@ struct AggregateFreshness {
     private let timeZone: TimeZone
     /// The day of the last row seen, with its bounds: a batch is nearly always one day.
     private var current: (day: String, start: Int64, end: Int64)?
-    private var newest: [String: (fixID: Int64, heartRateID: Int64)] = [:]
+    private var newest: [String: RowCursor] = [:]
 
     init(timeZone: TimeZone) { self.timeZone = timeZone }
 
     mutating func added(fixID: Int64, timeMs: Int64) {
         let day = self.day(of: timeMs)
-        newest[day, default: (0, 0)].fixID = max(newest[day]?.fixID ?? 0, fixID)
+        newest[day, default: RowCursor()].fixID = max(newest[day]?.fixID ?? 0, fixID)
     }
 
     mutating func added(heartRateID: Int64, timeMs: Int64) {
         let day = self.day(of: timeMs)
-        newest[day, default: (0, 0)].heartRateID = max(newest[day]?.heartRateID ?? 0, heartRateID)
+        newest[day, default: RowCursor()].heartRateID = max(newest[day]?.heartRateID ?? 0, heartRateID)
+    }
+
+    mutating func added(stepID: Int64, timeMs: Int64) {
+        let day = self.day(of: timeMs)
+        newest[day, default: RowCursor()].stepID = max(newest[day]?.stepID ?? 0, stepID)
     }
 
     /// Records the newest ids in the days' aggregate rows, inside the caller's transaction.
@@ -36,10 +41,12 @@ struct AggregateFreshness {
                     newest_fix_id = max(coalesce(newest_fix_id, 0), ?1),
                     built_fix_id = CASE WHEN ?1 > 0 AND built_fix_id >= ?1 THEN ?1 - 1 ELSE built_fix_id END,
                     newest_hr_id = max(coalesce(newest_hr_id, 0), ?2),
-                    built_hr_id = CASE WHEN ?2 > 0 AND built_hr_id >= ?2 THEN ?2 - 1 ELSE built_hr_id END
+                    built_hr_id = CASE WHEN ?2 > 0 AND built_hr_id >= ?2 THEN ?2 - 1 ELSE built_hr_id END,
+                    newest_step_id = max(coalesce(newest_step_id, 0), ?4),
+                    built_step_id = CASE WHEN ?4 > 0 AND built_step_id >= ?4 THEN ?4 - 1 ELSE built_step_id END
                 WHERE date = ?3
                 """
-            ).bind(.integer(ids.fixID), .integer(ids.heartRateID), .text(day)).run()
+            ).bind(.integer(ids.fixID), .integer(ids.heartRateID), .text(day), .integer(ids.stepID)).run()
         }
     }
 

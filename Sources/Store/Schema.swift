@@ -89,6 +89,26 @@ enum Schema {
         ALTER TABLE day_aggregate ADD COLUMN newest_fix_id INTEGER;
         ALTER TABLE day_aggregate ADD COLUMN newest_hr_id INTEGER;
         """,
+        // 5: steps (docs/steps.md). A foot pod's RSC notifications (0x2A53) as received, and a
+        // chest strap's accelerometer reduced to step counts per one-minute window: the raw
+        // 50 Hz stream is never stored. One table, so a day's steps are one range read.
+        """
+        CREATE TABLE step_record (
+            id INTEGER PRIMARY KEY,
+            sensor TEXT NOT NULL,
+            kind TEXT NOT NULL,                   -- 'rsc' | 'acc'
+            ts_ms INTEGER NOT NULL,               -- rsc: notification time; acc: the window's first sample
+            received_ms INTEGER NOT NULL,
+            raw BLOB,                             -- rsc: the 0x2A53 value as received
+            end_ms INTEGER,                       -- acc: the window's last sample
+            covered_ms INTEGER,                   -- acc: time covered by samples
+            steps INTEGER,                        -- acc: steps detected in the window (estimated)
+            UNIQUE (sensor, kind, ts_ms)
+        );
+        CREATE INDEX step_record_by_time ON step_record (ts_ms);
+        ALTER TABLE day_aggregate ADD COLUMN built_step_id INTEGER;
+        ALTER TABLE day_aggregate ADD COLUMN newest_step_id INTEGER;
+        """,
     ]
 
     static var latestVersion: Int { migrations.count }

@@ -100,6 +100,7 @@ extension Store {
         do {
             report.fixes = try await copyFixes(from: old, fromMs: fromMs, afterID: since.fixID)
             report.heartRates = try await copyHeartRates(from: old, fromMs: fromMs, afterID: since.heartRateID)
+            report.stepRecords = try await copyStepRecords(from: old, afterID: since.stepID)
         } catch {
             logger.error("could not carry every recent row into the new store file", metadata: ["error": "\(error)"])
         }
@@ -148,6 +149,7 @@ extension Store {
             """
             SELECT date, tz, payload, final, updated_ms, published_payload, first_fix, last_fix,
                    coalesce(newest_fix_id > coalesce(built_fix_id, 0), 0) OR coalesce(newest_hr_id > coalesce(built_hr_id, 0), 0)
+                   OR coalesce(newest_step_id > coalesce(built_step_id, 0), 0)
             FROM day_aggregate
             """)
         defer { select.reset() }
@@ -161,7 +163,8 @@ extension Store {
                 ON CONFLICT (date) DO UPDATE SET tz = excluded.tz, payload = excluded.payload, final = excluded.final,
                     updated_ms = excluded.updated_ms, published_payload = excluded.published_payload,
                     first_fix = excluded.first_fix, last_fix = excluded.last_fix, built_fix_id = excluded.built_fix_id,
-                    newest_fix_id = excluded.newest_fix_id, built_hr_id = NULL, newest_hr_id = NULL
+                    newest_fix_id = excluded.newest_fix_id, built_hr_id = NULL, newest_hr_id = NULL,
+                    built_step_id = NULL, newest_step_id = NULL
                 WHERE excluded.updated_ms >= day_aggregate.updated_ms
                 """
             ).bind(
@@ -268,6 +271,7 @@ public struct StoreReopened: Sendable, Equatable {
     public var dayAggregates = 0
     public var fixes = 0
     public var heartRates = 0
+    public var stepRecords = 0
 }
 
 /// Which files a store path and its `-wal` and `-shm` name: device and inode of each.

@@ -167,8 +167,9 @@ public actor Store {
     /// Stores fixes and heart-rate notifications and queues messages, all in one transaction.
     /// Duplicates (same fix time; same sensor and time) are ignored, so a replay stores nothing.
     @discardableResult
-    public func write(fixes: [StoredFix] = [], heartRates: [StoredHeartRate] = [], messages: [OutboxDraft] = [])
-        throws -> StoreWriteResult
+    public func write(
+        fixes: [StoredFix] = [], heartRates: [StoredHeartRate] = [], steps: [StoredStepRecord] = [], messages: [OutboxDraft] = []
+    ) throws -> StoreWriteResult
     {
         let seqBefore = seq
         do {
@@ -184,6 +185,11 @@ public actor Store {
                     guard let id = try insert(heartRate) else { continue }
                     result.heartRatesInserted += 1
                     freshness.added(heartRateID: id, timeMs: heartRate.timeMs)
+                }
+                for record in steps {
+                    guard let id = try insert(record) else { continue }
+                    result.stepRecordsInserted += 1
+                    freshness.added(stepID: id, timeMs: record.timeMs)
                 }
                 try freshness.record(in: db)
                 // Held messages first: their seqs are older than any taken now.
@@ -383,7 +389,7 @@ public actor Store {
         try db.rows(after: cursor, limit: limit)
     }
 
-    /// Whether any fix or heart-rate notification lies in `[fromMs, toMs)`.
+    /// Whether any fix, heart-rate notification or step record lies in `[fromMs, toMs)`.
     public func hasRawData(fromMs: Int64, toMs: Int64) throws -> Bool {
         try db.hasRawData(fromMs: fromMs, toMs: toMs)
     }
@@ -403,28 +409,30 @@ public actor Store {
         try db.statement(
             """
             INSERT INTO day_aggregate (date, tz, payload, final, updated_ms, published_payload, first_fix, last_fix,
-                                       built_fix_id, built_hr_id, newest_fix_id, newest_hr_id)
+                                       built_fix_id, built_hr_id, newest_fix_id, newest_hr_id, built_step_id, newest_step_id)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,
                     (SELECT max(id) FROM fix WHERE ts_ms >= ?11 AND ts_ms < ?12),
-                    (SELECT max(id) FROM hr_sample WHERE ts_ms >= ?11 AND ts_ms < ?12))
+                    (SELECT max(id) FROM hr_sample WHERE ts_ms >= ?11 AND ts_ms < ?12), ?13,
+                    (SELECT max(id) FROM step_record WHERE ts_ms >= ?11 AND ts_ms < ?12))
             ON CONFLICT (date) DO UPDATE SET tz = excluded.tz, payload = excluded.payload, final = excluded.final,
                 updated_ms = excluded.updated_ms, published_payload = coalesce(excluded.published_payload, published_payload),
                 first_fix = excluded.first_fix, last_fix = excluded.last_fix, built_fix_id = excluded.built_fix_id,
-                built_hr_id = excluded.built_hr_id, newest_fix_id = excluded.newest_fix_id, newest_hr_id = excluded.newest_hr_id
+                built_hr_id = excluded.built_hr_id, newest_fix_id = excluded.newest_fix_id, newest_hr_id = excluded.newest_hr_id,
+                built_step_id = excluded.built_step_id, newest_step_id = excluded.newest_step_id
             """
         ).bind(
             .text(aggregate.date), .text(aggregate.tz), .text(aggregate.payload), .integer(aggregate.final ? 1 : 0),
             .integer(aggregate.updatedMs), aggregate.publishedPayload.map { .text($0) }, aggregate.firstFix.map { .text($0) },
             aggregate.lastFix.map { .text($0) }, .integer(cursor.fixID), .integer(cursor.heartRateID), .integer(dayMs.start),
-            .integer(dayMs.end)
+            .integer(dayMs.end), .integer(cursor.stepID)
         ).run()
     }
 
     /// The day's aggregate was computed again up to `cursor` and came out as already stored:
     /// only its freshness changes.
     public func markDayAggregateCurrent(date: String, builtUpTo cursor: RowCursor) throws {
-        try db.statement("UPDATE day_aggregate SET built_fix_id = ?, built_hr_id = ? WHERE date = ?")
-            .bind(.integer(cursor.fixID), .integer(cursor.heartRateID), .text(date)).run()
+        try db.statement("UPDATE day_aggregate SET built_fix_id = ?, built_hr_id = ?, built_step_id = ? WHERE date = ?")
+            .bind(.integer(cursor.fixID), .integer(cursor.heartRateID), .integer(cursor.stepID), .text(date)).run()
     }
 
     // MARK: - Retention and size
@@ -441,6 +449,10 @@ public actor Store {
                 "DELETE FROM hr_sample WHERE id IN (SELECT id FROM hr_sample WHERE ts_ms < ? ORDER BY ts_ms LIMIT ?)"
             ).bind(.integer(beforeMs), .integer(Int64(limit))).run()
             deleted += db.changes
+            try db.statement(
+                "DELETE FROM step_record WHERE id IN (SELECT id FROM step_record WHERE ts_ms < ? ORDER BY ts_ms LIMIT ?)"
+            ).bind(.integer(beforeMs), .integer(Int64(limit))).run()
+            deleted += db.changes
         }
         return deleted
     }
@@ -452,7 +464,10 @@ public actor Store {
 
     /// The time of the oldest raw row, for a size cap that removes the oldest first.
     public func oldestRawTimeMs() throws -> Int64? {
-        let statement = try db.statement("SELECT min(t) FROM (SELECT min(ts_ms) AS t FROM fix UNION ALL SELECT min(ts_ms) FROM hr_sample)")
+        let statement = try db.statement("""
+            SELECT min(t) FROM (SELECT min(ts_ms) AS t FROM fix UNION ALL SELECT min(ts_ms) FROM hr_sample
+                                UNION ALL SELECT min(ts_ms) FROM step_record)
+            """)
         defer { statement.reset() }
         guard try statement.step(), !statement.isNull(0) else { return nil }
         return statement.int64(0)

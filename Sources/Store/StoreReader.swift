@@ -41,6 +41,10 @@ public final class StoreReader {
         try db.forEachFix(fromMs: fromMs, toMs: toMs, upTo: nil, body)
     }
 
+    public func forEachStepRecord(fromMs: Int64, toMs: Int64, _ body: (StoredStepRecord) throws -> Void) throws {
+        try db.forEachStepRecord(fromMs: fromMs, toMs: toMs, upTo: nil, body)
+    }
+
     public func forEachHeartRate(fromMs: Int64, toMs: Int64, _ body: (StoredHeartRate) throws -> Void) throws {
         try db.forEachHeartRate(fromMs: fromMs, toMs: toMs, upTo: nil, body)
     }

@@ -34,7 +34,8 @@ extension SQLiteConnection {
     func rowCursor() throws -> RowCursor {
         RowCursor(
             fixID: try scalarInt("SELECT coalesce(max(id), 0) FROM fix") ?? 0,
-            heartRateID: try scalarInt("SELECT coalesce(max(id), 0) FROM hr_sample") ?? 0)
+            heartRateID: try scalarInt("SELECT coalesce(max(id), 0) FROM hr_sample") ?? 0,
+            stepID: try scalarInt("SELECT coalesce(max(id), 0) FROM step_record") ?? 0)
     }
 
     func rows(after cursor: RowCursor, limit: Int) throws -> NewRows {
@@ -43,6 +44,7 @@ extension SQLiteConnection {
         let current = try rowCursor()
         if current.fixID < next.fixID { next.fixID = 0 }
         if current.heartRateID < next.heartRateID { next.heartRateID = 0 }
+        if current.stepID < next.stepID { next.stepID = 0 }
         let fixStatement = try statement(
             """
             SELECT ts_ms, received_ms, lat, lon, alt_hae, alt_msl, speed, track, climb, eph, epv, mode, satellites,
@@ -70,14 +72,37 @@ extension SQLiteConnection {
             heartRates.append(Self.heartRate(from: heartRateStatement))
             next.heartRateID = heartRateStatement.int64(9)
         }
-        return NewRows(fixes: fixes, heartRates: heartRates, cursor: next)
+        let stepStatement = try statement("SELECT sensor, kind, ts_ms, received_ms, raw, end_ms, covered_ms, steps, NULL, id FROM step_record WHERE id > ? ORDER BY id LIMIT ?")
+            .bind(.integer(next.stepID), .integer(Int64(limit)))
+        defer { stepStatement.reset() }
+        var steps: [StoredStepRecord] = []
+        while try stepStatement.step() {
+            steps.append(Self.stepRecord(from: stepStatement))
+            next.stepID = stepStatement.int64(9)
+        }
+        return NewRows(fixes: fixes, heartRates: heartRates, steps: steps, cursor: next)
     }
 
-    /// Whether any fix or heart-rate notification lies in `[fromMs, toMs)`.
+    /// Step records with `fromMs <= ts_ms < toMs`, in time order (then sensor), streamed.
+    func forEachStepRecord(
+        fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredStepRecord) throws -> Void
+    ) throws {
+        let statement = try self.statement(
+            """
+            SELECT sensor, kind, ts_ms, received_ms, raw, end_ms, covered_ms, steps, NULL, id
+            FROM step_record WHERE ts_ms >= ? AND ts_ms < ? AND id <= ? ORDER BY ts_ms, sensor, kind
+            """
+        ).bind(.integer(fromMs), .integer(toMs), .integer(cursor?.stepID ?? .max))
+        defer { statement.reset() }
+        while try statement.step() { try body(Self.stepRecord(from: statement)) }
+    }
+
+    /// Whether any fix, heart-rate notification or step record lies in `[fromMs, toMs)`.
     func hasRawData(fromMs: Int64, toMs: Int64) throws -> Bool {
         for sql: StaticString in [
             "SELECT EXISTS (SELECT 1 FROM fix WHERE ts_ms >= ? AND ts_ms < ?)",
             "SELECT EXISTS (SELECT 1 FROM hr_sample WHERE ts_ms >= ? AND ts_ms < ?)",
+            "SELECT EXISTS (SELECT 1 FROM step_record WHERE ts_ms >= ? AND ts_ms < ?)",
         ] {
             let statement = try self.statement(sql).bind(.integer(fromMs), .integer(toMs))
             defer { statement.reset() }
@@ -91,6 +116,7 @@ extension SQLiteConnection {
             """
             SELECT date, tz, payload, final, updated_ms, published_payload, first_fix, last_fix,
                    coalesce(newest_fix_id > coalesce(built_fix_id, 0), 0) OR coalesce(newest_hr_id > coalesce(built_hr_id, 0), 0)
+                   OR coalesce(newest_step_id > coalesce(built_step_id, 0), 0)
             FROM day_aggregate WHERE date = ?
             """
         ).bind(.text(date))
@@ -100,6 +126,17 @@ extension SQLiteConnection {
             date: statement.text(0), tz: statement.text(1), payload: statement.text(2), final: statement.int(3) != 0,
             updatedMs: statement.int64(4), publishedPayload: statement.optionalText(5), firstFix: statement.optionalText(6),
             lastFix: statement.optionalText(7), isStale: statement.int(8) != 0)
+    }
+
+    /// Columns: sensor, kind, ts_ms, received_ms, raw, end_ms, covered_ms, steps, (unused), id.
+    static func stepRecord(from statement: SQLiteStatement) -> StoredStepRecord {
+        let sensor = statement.text(0)
+        if statement.text(1) == StoredStepRecord.Kind.accelerometer.rawValue {
+            return StoredStepRecord(
+                sensor: sensor, firstSampleMs: statement.int64(2), lastSampleMs: statement.optionalInt(5).map(Int64.init) ?? statement.int64(2),
+                receivedMs: statement.int64(3), coveredMs: Int64(statement.optionalInt(6) ?? 0), steps: statement.optionalInt(7) ?? 0)
+        }
+        return StoredStepRecord(sensor: sensor, timeMs: statement.int64(2), receivedMs: statement.int64(3), rsc: statement.blob(4))
     }
 
     static func fix(from statement: SQLiteStatement) -> StoredFix {

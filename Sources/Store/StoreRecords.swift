@@ -67,6 +67,47 @@ public struct StoredHeartRate: Sendable, Equatable {
     }
 }
 
+/// What a step sensor delivered, as stored: a foot pod's RSC notification (0x2A53, decoded when
+/// read), or the steps a chest strap's accelerometer showed in one short window.
+public struct StoredStepRecord: Sendable, Equatable {
+    public enum Kind: String, Sendable {
+        /// Running Speed and Cadence Measurement: `raw` holds the value as received.
+        case rsc
+        /// Steps estimated from acceleration in one window: `endMs`, `coveredMs`, `steps`.
+        case accelerometer = "acc"
+    }
+
+    public var sensor: String
+    public var kind: Kind
+    /// rsc: the notification's time; acc: the first sample of the window (with the sensor, it
+    /// names the window: a replay of the same stream stores nothing new).
+    public var timeMs: Int64
+    public var receivedMs: Int64
+    public var raw: [UInt8]
+    public var endMs: Int64?
+    public var coveredMs: Int64?
+    public var steps: Int?
+
+    public init(sensor: String, timeMs: Int64, receivedMs: Int64, rsc raw: [UInt8]) {
+        self.sensor = sensor
+        kind = .rsc
+        self.timeMs = timeMs
+        self.receivedMs = receivedMs
+        self.raw = raw
+    }
+
+    public init(sensor: String, firstSampleMs: Int64, lastSampleMs: Int64, receivedMs: Int64, coveredMs: Int64, steps: Int) {
+        self.sensor = sensor
+        kind = .accelerometer
+        timeMs = firstSampleMs
+        self.receivedMs = receivedMs
+        raw = []
+        endMs = lastSampleMs
+        self.coveredMs = coveredMs
+        self.steps = steps
+    }
+}
+
 /// A message to queue. Its payload is made inside the transaction, once its `seq` is known.
 public struct OutboxDraft: Sendable {
     public var topic: String
@@ -115,6 +156,7 @@ public struct OutboxEntry: Sendable, Equatable {
 public struct StoreWriteResult: Sendable, Equatable {
     public var fixesInserted = 0
     public var heartRatesInserted = 0
+    public var stepRecordsInserted = 0
     public var seqs: [Int64] = []
 }
 
@@ -150,14 +192,16 @@ public struct StoredDayAggregate: Sendable, Equatable {
     }
 }
 
-/// The newest fix and heart-rate row ids seen: where reading new rows continues.
+/// The newest fix, heart-rate and step row ids seen: where reading new rows continues.
 public struct RowCursor: Sendable, Equatable {
     public var fixID: Int64
     public var heartRateID: Int64
+    public var stepID: Int64
 
-    public init(fixID: Int64 = 0, heartRateID: Int64 = 0) {
+    public init(fixID: Int64 = 0, heartRateID: Int64 = 0, stepID: Int64 = 0) {
         self.fixID = fixID
         self.heartRateID = heartRateID
+        self.stepID = stepID
     }
 }
 
@@ -165,8 +209,16 @@ public struct RowCursor: Sendable, Equatable {
 public struct NewRows: Sendable {
     public var fixes: [StoredFix]
     public var heartRates: [StoredHeartRate]
+    public var steps: [StoredStepRecord]
     public var cursor: RowCursor
 
+    public init(fixes: [StoredFix], heartRates: [StoredHeartRate], steps: [StoredStepRecord] = [], cursor: RowCursor) {
+        self.fixes = fixes
+        self.heartRates = heartRates
+        self.steps = steps
+        self.cursor = cursor
+    }
+
     /// Fewer than `limit` of each kind: nothing more to read after these.
-    public func isLast(limit: Int) -> Bool { fixes.count < limit && heartRates.count < limit }
+    public func isLast(limit: Int) -> Bool { fixes.count < limit && heartRates.count < limit && steps.count < limit }
 }

@@ -19,12 +19,12 @@ struct BridgeMessageTests {
         for line in lines {
             let message = try BridgeMessage.parse(Array(line.utf8)).get()
             let plain = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-            #expect(message.measurement.bpm == plain["bpm"] as? Int)
+            #expect(message.heartRate?.bpm == plain["bpm"] as? Int)
             let rrMs = plain["rr"] as? [Int] ?? []
-            #expect(message.measurement.rrIntervals == rrMs.map { Int((Double($0) * 1024 / 1000).rounded()) })
-            #expect(message.measurement.contact == .detected && message.measurement.isValid)
+            #expect(message.heartRate?.rrIntervals == rrMs.map { Int((Double($0) * 1024 / 1000).rounded()) })
+            #expect(message.heartRate?.contact == .detected && message.heartRate?.isValid == true)
             #expect(message.sensor == "nsr-strap" && message.timestamp != nil)
-            beats += message.measurement.rrIntervals.count
+            beats += message.heartRate?.rrIntervals.count ?? 0
         }
         #expect(beats == 4684 || beats == 4683, "the source has 4684 intervals; the last may fall after the last whole second")
     }
@@ -35,7 +35,7 @@ struct BridgeMessageTests {
         #expect(message.sensor == "polar-h10")
         #expect(message.seq == 7)
         #expect(message.timestamp == ISO8601DateFormatter().date(from: "2026-11-21T08:00:01Z")?.addingTimeInterval(0.25))
-        #expect(message.measurement.bpm == 72 && message.measurement.rrIntervals == [340, 748])
+        #expect(message.heartRate?.bpm == 72 && message.heartRate?.rrIntervals == [340, 748])
     }
 
     @Test("malformed lines are rejected with a reason", arguments: [
@@ -99,6 +99,32 @@ struct ReferenceBridgeTests {
         #expect(message.raw == BridgeMessage.bytes(hex: hex))
         #expect(message.sensor == "strap" && message.timestamp != nil)
         let plain = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-        #expect(plain["bpm"] as? Int == message.measurement.bpm)
+        #expect(plain["bpm"] as? Int == message.heartRate?.bpm)
+    }
+
+    @Test("char picks the characteristic: 2a53 an RSC measurement, pmd_acc accelerometer samples; a bad payload or an unknown char is rejected with the reason")
+    func characteristics() throws {
+        func parse(_ line: String) -> Result<BridgeMessage, BridgeMessage.Rejection> { BridgeMessage.parse(Array(line.utf8)) }
+        let rsc = try parse(#"{"ts":"2026-11-21T08:00:01.000Z","seq":2,"sensor":"footpod","char":"2a53","raw":"070003aa6a0057300000"}"#).get()
+        guard case .runningSpeedCadence(let measurement) = rsc.reading else {
+            Issue.record("not an RSC reading: \(rsc.reading)")
+            return
+        }
+        #expect(measurement.cadence == 170 && measurement.isRunning && rsc.heartRate == nil && rsc.raw.count == 10)
+        let upper = try parse(#"{"sensor":"footpod","char":"2A53","raw":"000003aa"}"#).get()
+        #expect(upper.heartRate == nil)
+        let acc = try parse(#"{"ts":"2026-11-21T08:00:00.000Z","sensor":"h10","char":"pmd_acc","rate_hz":50,"samples":[[944,350,17],[937,340,-10]]}"#).get()
+        guard case .acceleration(let batch) = acc.reading else {
+            Issue.record("not an accelerometer reading: \(acc.reading)")
+            return
+        }
+        #expect(batch.rateHz == 50 && batch.samples.count == 2 && acc.raw.isEmpty)
+        #expect(try parse(#"{"sensor":"h10","char":"2a37","raw":"063c"}"#).get().heartRate?.bpm == 60)
+
+        #expect(throws: BridgeMessage.Rejection.badRSC(.truncated("instantaneous cadence"))) { try parse(#"{"sensor":"p","char":"2a53","raw":"000000"}"#).get() }
+        #expect(throws: BridgeMessage.Rejection.missing("raw")) { try parse(#"{"sensor":"p","char":"2a53"}"#).get() }
+        #expect(throws: BridgeMessage.Rejection.badAcceleration(.missing("rate_hz"))) { try parse(#"{"sensor":"h","char":"pmd_acc","samples":[[1,2,3]]}"#).get() }
+        #expect(throws: BridgeMessage.Rejection.unknownCharacteristic("2a5b")) { try parse(#"{"sensor":"h","char":"2a5b","raw":"00"}"#).get() }
+        #expect(throws: BridgeMessage.Rejection.badField("char")) { try parse(#"{"sensor":"h","char":7,"raw":"063c"}"#).get() }
     }
 }

@@ -32,7 +32,7 @@ struct QueryTests {
             let start = day.boundsMs.start + 8 * 3_600_000
             let lines = try String(contentsOfFile: Tools.fixture("hr/nsr-60min.ndjson"), encoding: .utf8).split(separator: "\n")
                 .map { $0.replacingOccurrences(of: "\"ts\":\"2026-11-21T", with: "\"ts\":\"\(day)T") }
-            let heartRates = try lines.map {
+            let heartRates = try lines.compactMap {
                 HeartRateService.stored(try BridgeMessage.parse(Array($0.utf8)).get(), received: Date(), synchronised: true)
             }
             // North at 1.4 m/s from 52.5 N 13.4 E.

@@ -61,7 +61,7 @@ struct StoreTests {
         }
         _ = try Store(path: first)
         let upgraded = try SQLiteConnection(path: first)
-        #expect(try upgraded.scalarInt("PRAGMA user_version") == 4)
+        #expect(try upgraded.scalarInt("PRAGMA user_version") == Int64(Schema.latestVersion))
         #expect(try upgraded.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'rr_interval_by_time'") == 0)
         let kept = try #require(try upgraded.dayAggregate(date: "2026-01-01"))
         #expect(kept.final && kept.firstFix == nil && kept.lastFix == nil && !kept.isStale)

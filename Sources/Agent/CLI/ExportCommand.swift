@@ -10,10 +10,14 @@ struct ExportCommand: ParsableCommand {
         abstract: "Export the local days FROM…TO from the local store as GPX, GeoJSON or CSV.",
         discussion: """
             GPX and GeoJSON hold the track (every stored fix) with the nearest heart rate; CSV has one row per \
-            fix and per heart-rate sample, in time order. A progress line goes to standard error.
+            fix and per heart-rate sample, in time order; timeline-csv one row per 15-minute bucket of each local day \
+            (steps, heart rate, distance, moving time: the query's "timeline"). A progress line goes to standard error.
             """)
 
-    enum Format: String, ExpressibleByArgument, CaseIterable { case gpx, geojson, csv }
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case gpx, geojson, csv
+        case timelineCSV = "timeline-csv"
+    }
 
     @OptionGroup var options: CommonOptions
     @Option(help: "First local date, YYYY-MM-DD.") var from: String
@@ -44,10 +48,15 @@ struct ExportCommand: ParsableCommand {
         case .gpx: sink.write(GPXDocument.header(creator: engine.creator, name: "\(first) – \(last)"))
         case .geojson: sink.write(#"{"type":"FeatureCollection","features":["#)
         case .csv: sink.write(CSVRows.header)
+        case .timelineCSV: sink.write(DayTimeline.csvHeader)
         }
         var points = 0
         for (index, day) in days.enumerated() {
             progress.show("exporting \(day) (\(index + 1)/\(days.count) days, \(points) points)")
+            if format == .timelineCSV {
+                sink.write(try engine.timelineCSV(of: day))
+                continue
+            }
             let report: DayReport
             do {
                 report = try engine.report(
@@ -60,12 +69,13 @@ struct ExportCommand: ParsableCommand {
             case .gpx: sink.write(GPXDocument.track(report))
             case .geojson: sink.write((index > 0 ? "," : "") + GeoJSONDocument.feature(report).text)
             case .csv: sink.write(try CSVRows.day(report, engine: engine))
+            case .timelineCSV: break
             }
         }
         switch format {
         case .gpx: sink.write(GPXDocument.footer)
         case .geojson: sink.write("]}\n")
-        case .csv: break
+        case .csv, .timelineCSV: break
         }
         try sink.finish()
         progress.finish("exported \(days.count) day(s), \(points) track points")

@@ -12,6 +12,7 @@ public struct AgentConfig: Sendable, Equatable {
     public var schedule: Schedule
     public var query: Query
     public var health: Health
+    var steps: StepSettings
     public var homeAssistant: HomeAssistant
 
     public struct Device: Sendable, Equatable {

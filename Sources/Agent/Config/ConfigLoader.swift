@@ -1,5 +1,6 @@
 import Bus
 import Foundation
+import StepCounting
 
 /// Turns `config.toml` into an `AgentConfig`, or one `ConfigError` naming the first bad key.
 ///
@@ -7,7 +8,7 @@ import Foundation
 /// store under /var/lib/keepalive); the root `config.toml` documents the same values.
 public enum ConfigLoader {
     public static let defaultPath = "/etc/keepalive/config.toml"
-    static let sections = ["device", "mqtt", "gps", "hr", "store", "schedule", "query", "health", "homeassistant"]
+    static let sections = ["device", "mqtt", "gps", "hr", "store", "schedule", "query", "health", "steps", "homeassistant"]
 
     public static func load(path: String, system: SystemDefaults = .current, credentials: SystemdCredentials = .current) throws
         -> AgentConfig
@@ -39,6 +40,7 @@ public enum ConfigLoader {
             schedule: try readSchedule(document.section("schedule")),
             query: try readQuery(document.section("query"), prefix: mqtt.prefix),
             health: try readHealth(document.section("health")),
+            steps: try readSteps(document.section("steps")),
             homeAssistant: try readHomeAssistant(document.section("homeassistant")))
         return config
     }
@@ -251,6 +253,15 @@ public enum ConfigLoader {
             throw section.error("resting_hr", "must be below max_hr (\(health.maxHR)), got \(health.restingHR)")
         }
         return health
+    }
+
+    private static func readSteps(_ section: ConfigSection) throws -> StepSettings {
+        let steps = StepSettings(
+            cadenceUnits: try section.choiceTable("cadence_units", of: CadenceUnit.self),
+            defaultUnit: try section.choice("cadence_unit", default: CadenceUnit.steps),
+            dropoutMs: Int64(try section.double("dropout_s", default: 10, in: 1...300) * 1000))
+        try section.rejectUnknownKeys()
+        return steps
     }
 
     private static func readHomeAssistant(_ section: ConfigSection) throws -> AgentConfig.HomeAssistant {

@@ -79,6 +79,22 @@ final class ConfigSection {
         return choice
     }
 
+    /// An inline table of choices by name, e.g. `cadence_units = { "polar-stride" = "strides" }`.
+    func choiceTable<Choice: RawRepresentable & CaseIterable>(_ key: String, of type: Choice.Type) throws -> [String: Choice]
+    where Choice.RawValue == String {
+        guard let raw = value(key) else { return [:] }
+        let allowed = Choice.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+        guard let table = raw.table else { throw typeError(key, "a table of names to \(allowed)", raw) }
+        var choices: [String: Choice] = [:]
+        for name in table.keys {
+            guard let text = table[name]?.string, let choice = Choice(rawValue: text) else {
+                throw error("\(key).\(name)", "must be one of \(allowed)")
+            }
+            choices[name] = choice
+        }
+        return choices
+    }
+
     /// Call after every key was read: anything left in the section is a typo or an obsolete key.
     func rejectUnknownKeys() throws {
         guard let table else { return }

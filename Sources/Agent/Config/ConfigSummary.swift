@@ -73,6 +73,10 @@ struct ConfigSummary {
             [health]
             max_hr = \(c.health.maxHR)
             resting_hr = \(c.health.restingHR)
+            [steps]
+            cadence_unit = \(quoted(c.steps.defaultUnit.rawValue))
+            cadence_units = { \(c.steps.cadenceUnits.sorted { $0.key < $1.key }.map { "\(quoted($0.key)) = \(quoted($0.value.rawValue))" }.joined(separator: ", ")) }
+            dropout_s = \(Double(c.steps.dropoutMs) / 1000)
             [homeassistant]
             enabled = \(c.homeAssistant.enabled)
             discovery_prefix = \(quoted(c.homeAssistant.discoveryPrefix))

@@ -10,6 +10,7 @@ struct AggregateSettings: Sendable, Equatable {
     var gapLimitMs: Int64
     var zones: HeartRateZones
     var locationIntervalS: Int
+    var steps = StepSettings()
 
     init(config: AgentConfig) {
         timeZone = TimeZone(identifier: config.device.timezone) ?? .current
@@ -17,14 +18,19 @@ struct AggregateSettings: Sendable, Equatable {
         gapLimitMs = Int64(config.hr.stallTimeoutS * 1000)
         zones = HeartRateZones(maxHR: config.health.maxHR, restingHR: config.health.restingHR)
         locationIntervalS = config.schedule.locationIntervalS
+        steps = config.steps
     }
 
-    init(timeZone: TimeZone, zoneName: String? = nil, gapLimitMs: Int64, zones: HeartRateZones, locationIntervalS: Int) {
+    init(
+        timeZone: TimeZone, zoneName: String? = nil, gapLimitMs: Int64, zones: HeartRateZones, locationIntervalS: Int,
+        steps: StepSettings = StepSettings()
+    ) {
         self.timeZone = timeZone
         self.zoneName = zoneName ?? timeZone.identifier
         self.gapLimitMs = gapLimitMs
         self.zones = zones
         self.locationIntervalS = locationIntervalS
+        self.steps = steps
     }
 }
 
@@ -34,17 +40,20 @@ struct DayAggregate: Sendable {
     let zoneName: String
     private(set) var heartRate: HeartRateAccumulator
     private(set) var location: LocationAccumulator
+    private(set) var steps: StepsAccumulator
 
     init(day: LocalDay, settings: AggregateSettings) {
         self.day = day
         zoneName = settings.zoneName
         heartRate = HeartRateAccumulator(gapLimitMs: settings.gapLimitMs, zones: settings.zones)
         location = LocationAccumulator(intervalS: settings.locationIntervalS)
+        steps = StepsAccumulator(settings: settings.steps)
     }
 
     /// False for a sample older than one already added (the day must be rebuilt).
     mutating func add(_ fix: StoredFix) -> Bool { location.add(fix) }
     mutating func add(_ sample: StoredHeartRate) -> Bool { heartRate.add(sample) }
+    mutating func add(_ record: StoredStepRecord) -> Bool { steps.add(record) }
 
     /// The aggregate as of `nowMs` (slots are counted up to it while the day runs).
     func document(final: Bool, nowMs: Int64) -> HealthDocument {
@@ -61,7 +70,7 @@ struct DayAggregate: Sendable {
             body: [
                 ("heart_rate", heartRate.json),
                 ("location", location.json(slots: location.slots(fromMs: bounds.start, toMs: slotsUntil))),
-                ("steps", .null),
+            ] + steps.fields + [
                 ("sleep_s", .null),
             ])
     }
@@ -74,9 +83,12 @@ struct DayAggregate: Sendable {
         try await store.forEachHeartRate(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = heartRate.add($0) }
         var location = LocationAccumulator(intervalS: settings.locationIntervalS)
         try await store.forEachFix(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = location.add($0) }
+        var steps = StepsAccumulator(settings: settings.steps)
+        try await store.forEachStepRecord(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = steps.add($0) }
         var aggregate = DayAggregate(day: day, settings: settings)
         aggregate.heartRate = heartRate
         aggregate.location = location
+        aggregate.steps = steps
         return aggregate
     }
 
@@ -86,6 +98,7 @@ struct DayAggregate: Sendable {
         var aggregate = DayAggregate(day: day, settings: settings)
         try reader.forEachHeartRate(fromMs: bounds.start, toMs: bounds.end) { _ = aggregate.heartRate.add($0) }
         try reader.forEachFix(fromMs: bounds.start, toMs: bounds.end) { _ = aggregate.location.add($0) }
+        try reader.forEachStepRecord(fromMs: bounds.start, toMs: bounds.end) { _ = aggregate.steps.add($0) }
         return aggregate
     }
 }

@@ -25,6 +25,7 @@ struct RunningDay {
             let batch = try reader.rows(after: cursor, limit: Self.rowsPerRead)
             for fix in batch.fixes where inDay(fix.timeMs) { guard aggregate.add(fix) else { return false } }
             for sample in batch.heartRates where inDay(sample.timeMs) { guard aggregate.add(sample) else { return false } }
+            for record in batch.steps where inDay(record.timeMs) { guard aggregate.add(record) else { return false } }
             cursor = batch.cursor
             if batch.isLast(limit: Self.rowsPerRead) { return true }
         }

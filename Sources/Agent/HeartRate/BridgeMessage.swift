@@ -1,15 +1,30 @@
 import Foundation
+import StepCounting
 
-/// One heart-rate bridge message (SPEC "Heart rate: the bridge"): a JSON object
-/// `{"ts":"<ISO-8601 UTC, ms>","seq":…,"sensor":"<id>","raw":"<hex of 0x2A37>"}`; other fields
-/// (`bpm`, `rr`) may be present and are ignored: `raw` is authoritative.
+/// One bridge message (docs/contract.md "Heart rate: the bridge", docs/steps.md): a JSON object
+/// `{"ts":"<ISO-8601 UTC, ms>","seq":…,"sensor":"<id>","char":…,"raw":"<hex>"}`. `char` says
+/// what it carries: absent or `"2a37"` a Heart Rate Measurement, `"2a53"` an RSC Measurement
+/// (`raw` is authoritative; `bpm`, `rr`, `cadence`… are ignored), `"pmd_acc"` a batch of
+/// accelerometer samples (`rate_hz`, `samples`).
 public struct BridgeMessage: Sendable, Equatable {
     public var sensor: String
-    /// The bridge's timestamp, when it gave a readable one (sanity is judged at ingest).
+    /// The bridge's timestamp, when it gave a readable one (sanity is judged at ingest). For
+    /// an accelerometer batch, the first sample's time.
     public var timestamp: Date?
     public var seq: Int?
+    /// The characteristic's value as received (empty for an accelerometer batch).
     public var raw: [UInt8]
-    public var measurement: HeartRateMeasurement
+    public var reading: Reading
+
+    public enum Reading: Sendable, Equatable {
+        case heartRate(HeartRateMeasurement)
+        case runningSpeedCadence(RSCMeasurement)
+        case acceleration(AccelerationBatch)
+    }
+
+    public var heartRate: HeartRateMeasurement? {
+        if case .heartRate(let measurement) = reading { measurement } else { nil }
+    }
 
     /// One line's outcome.
     public typealias Parsed = Result<BridgeMessage, Rejection>
@@ -20,6 +35,9 @@ public struct BridgeMessage: Sendable, Equatable {
         case missing(String)
         case badField(String)
         case badMeasurement(HeartRateMeasurement.Rejection)
+        case badRSC(RSCMeasurement.Rejection)
+        case badAcceleration(AccelerationBatch.Rejection)
+        case unknownCharacteristic(String)
 
         public var description: String {
             switch self {
@@ -28,6 +46,9 @@ public struct BridgeMessage: Sendable, Equatable {
             case .missing(let field): "no \"\(field)\""
             case .badField(let field): "bad \"\(field)\""
             case .badMeasurement(let rejection): "0x2A37: \(rejection)"
+            case .badRSC(let rejection): "0x2A53: \(rejection)"
+            case .badAcceleration(let rejection): "pmd_acc: \(rejection)"
+            case .unknownCharacteristic(let char): "unknown \"char\" \"\(char.prefix(16))\" (2a37, 2a53 or pmd_acc)"
             }
         }
     }
@@ -42,16 +63,42 @@ public struct BridgeMessage: Sendable, Equatable {
         guard let sensor = sensorValue as? String, !sensor.isEmpty, sensor.utf8.count <= 64,
             !sensor.contains(where: { "/+#".contains($0) || $0.isNewline })
         else { return .failure(.badField("sensor")) }
-        guard let rawValue = object["raw"] else { return .failure(.missing("raw")) }
-        guard let hex = rawValue as? String, let raw = Self.bytes(hex: hex) else { return .failure(.badField("raw")) }
-        let measurement: HeartRateMeasurement
-        switch HeartRateMeasurement.parse(raw) {
-        case .success(let value): measurement = value
-        case .failure(let rejection): return .failure(.badMeasurement(rejection))
+        let char: String
+        switch object["char"] {
+        case nil: char = "2a37"
+        case let text as String: char = text.lowercased()
+        default: return .failure(.badField("char"))
+        }
+        let raw: [UInt8]
+        let reading: Reading
+        switch char {
+        case "2a37", "2a53":
+            guard let rawValue = object["raw"] else { return .failure(.missing("raw")) }
+            guard let hex = rawValue as? String, let bytes = Self.bytes(hex: hex) else { return .failure(.badField("raw")) }
+            raw = bytes
+            if char == "2a37" {
+                switch HeartRateMeasurement.parse(bytes) {
+                case .success(let value): reading = .heartRate(value)
+                case .failure(let rejection): return .failure(.badMeasurement(rejection))
+                }
+            } else {
+                switch RSCMeasurement.parse(bytes) {
+                case .success(let value): reading = .runningSpeedCadence(value)
+                case .failure(let rejection): return .failure(.badRSC(rejection))
+                }
+            }
+        case "pmd_acc":
+            raw = []
+            switch AccelerationBatch.parse(object) {
+            case .success(let batch): reading = .acceleration(batch)
+            case .failure(let rejection): return .failure(.badAcceleration(rejection))
+            }
+        default:
+            return .failure(.unknownCharacteristic(char))
         }
         let timestamp = (object["ts"] as? String).flatMap(Self.date(iso:))
         let seq = (object["seq"] as? NSNumber).flatMap { Int(exactly: $0.doubleValue) }
-        return .success(BridgeMessage(sensor: sensor, timestamp: timestamp, seq: seq, raw: raw, measurement: measurement))
+        return .success(BridgeMessage(sensor: sensor, timestamp: timestamp, seq: seq, raw: raw, reading: reading))
     }
 
     static func bytes(hex: String) -> [UInt8]? {

@@ -4,7 +4,8 @@ import Logging
 import ServiceLifecycle
 import Store
 
-/// Turns bridge messages into stored heart-rate notifications: parses (malformed lines are
+/// Turns bridge messages into stored heart-rate notifications and step records (a foot pod's
+/// RSC notifications, step windows counted from a strap's accelerometer): parses (malformed lines are
 /// counted and dropped), timestamps (the bridge's time when sane, else the receive time, and
 /// counts why), hands them to the sample writer — waiting while it is behind, so the bridge
 /// waits too — keeps `status.hr` current, and reacquires a bridge that sends no valid
@@ -58,6 +59,7 @@ struct HeartRateService: Service, CustomStringConvertible {
         var nextStallCheck = ContinuousClock.now + .seconds(stallTimeoutS)
         var backoff = Backoff(minimum: stallTimeoutS, maximum: max(stallTimeoutS, reacquireMaxS))
         var receiveTimes = ReceiveTimes()
+        var accelerometers = AccelerometerStepWindows()
         for await event in source.events {
             heartbeats.beat("hr")
             switch event {
@@ -67,17 +69,21 @@ struct HeartRateService: Service, CustomStringConvertible {
                 logger.warning("heart-rate input failed", metadata: ["reason": "\(reason)"])
                 status.state = "disconnected"
             case .messages(let messages):
-                let samples = stamp(messages, status: &status, receiveTimes: &receiveTimes)
-                guard !samples.isEmpty else { break }
-                let waited = await store(samples)
+                let rows = stamp(messages, status: &status, receiveTimes: &receiveTimes, accelerometers: &accelerometers)
+                guard !rows.heartRates.isEmpty || !rows.steps.isEmpty else { break }
+                let waited = await store(rows.heartRates, steps: rows.steps)
                 // Waiting for the writer means the agent, not the bridge, was slow: no stall.
-                if waited || samples.contains(where: \.valid) {
+                let hasValid = rows.heartRates.contains(where: \.valid) || !rows.steps.isEmpty
+                if waited || hasValid {
                     lastValid = .now
                     nextStallCheck = .now + .seconds(stallTimeoutS)
                 }
-                if samples.contains(where: \.valid) { backoff.reset() }
+                if hasValid { backoff.reset() }
             case .idle:
-                break
+                if !accelerometers.isEmpty {
+                    let closed = accelerometers.flush(quietFor: Self.accelerometerQuiet, receivedMs: Self.ms(clock.now()))
+                    if !closed.isEmpty { _ = await store([], steps: closed) }
+                }
             }
             if ContinuousClock.now >= nextStallCheck {
                 let silent = ContinuousClock.now - lastValid
@@ -105,16 +111,27 @@ struct HeartRateService: Service, CustomStringConvertible {
             }
         }
         if status != published { await board.update(heartRate: status) }
+        let open = accelerometers.flushAll(receivedMs: Self.ms(clock.now()))
+        if !open.isEmpty { _ = await writer.add(heartRates: [], steps: open, mayWait: false) }
     }
 
-    /// The notifications among `messages`, stamped (counting stamps not believed); malformed
-    /// lines are counted and dropped. `status.state` follows the newest sample's validity and contact.
+    /// A strap whose accelerometer sent nothing for this long has its open step windows stored.
+    static let accelerometerQuiet = Duration.seconds(5)
+
+    static func ms(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+
+    /// The notifications among `messages`, stamped (counting stamps not believed), and the step
+    /// records they make; malformed lines are counted and dropped. `status.state` follows the
+    /// newest heart-rate sample's validity and contact.
     private func stamp(
-        _ messages: [BridgeMessage.Parsed], status: inout SensorBoard.HeartRate, receiveTimes: inout ReceiveTimes
-    ) -> [StoredHeartRate] {
+        _ messages: [BridgeMessage.Parsed], status: inout SensorBoard.HeartRate, receiveTimes: inout ReceiveTimes,
+        accelerometers: inout AccelerometerStepWindows
+    ) -> (heartRates: [StoredHeartRate], steps: [StoredStepRecord]) {
         let received = clock.now()
+        let receivedMs = Self.ms(received)
         let synchronised = clock.isSynchronised()
         var samples: [StoredHeartRate] = []
+        var steps: [StoredStepRecord] = []
         samples.reserveCapacity(messages.count)
         for parsed in messages {
             switch parsed {
@@ -123,31 +140,43 @@ struct HeartRateService: Service, CustomStringConvertible {
                 counters.heartRateDropped.count(reason, detail: "\(rejection)")
             case .success(let message):
                 let stamp = Self.stamp(message.timestamp, received: received, synchronised: synchronised)
-                var sample = Self.stored(message, at: stamp.time, received: received)
+                var timeMs = Self.ms(stamp.time)
                 if let reason = stamp.receiveTimeBecause {
                     counters.heartRateReceiveTimeUsed.count(reason)
-                    sample.timeMs = receiveTimes.next(for: sample.sensor, atLeast: sample.timeMs)
+                    timeMs = receiveTimes.next(for: message.sensor, atLeast: timeMs)
                 }
-                samples.append(sample)
-                if sample.valid {
-                    status.state = "streaming"
-                    status.lastValidBPM = sample.bpm
-                } else if message.measurement.contact == .notDetected {
-                    status.state = "no_contact"
+                switch message.reading {
+                case .heartRate(let measurement):
+                    let sample = Self.stored(message.sensor, measurement, raw: message.raw, timeMs: timeMs, received: received)
+                    samples.append(sample)
+                    if sample.valid {
+                        status.state = "streaming"
+                        status.lastValidBPM = sample.bpm
+                    } else if measurement.contact == .notDetected {
+                        status.state = "no_contact"
+                    }
+                case .runningSpeedCadence:
+                    steps.append(StoredStepRecord(sensor: message.sensor, timeMs: timeMs, receivedMs: receivedMs, rsc: message.raw))
+                case .acceleration(let batch):
+                    switch accelerometers.add(batch, sensor: message.sensor, firstSampleMs: timeMs, receivedMs: receivedMs) {
+                    case .success(let windows): steps += windows
+                    case .failure(let refusal):
+                        counters.heartRateDropped.count(IngestCounters.HeartRateDrop.duplicate, detail: "pmd_acc from \(message.sensor): \(refusal)")
+                    }
                 }
             }
         }
         if let last = samples.last { status.lastSampleMs = last.receivedMs }
-        return samples
+        return (samples, steps)
     }
 
     /// Hands `samples` to the sample writer, waiting (and so holding up the bridge) while the
     /// writer already holds as many as it may; true when it had to wait. Once the agent is
     /// shutting down it no longer waits: what the transport read is handed over and committed
     /// with the last batch.
-    private func store(_ samples: [StoredHeartRate]) async -> Bool {
+    private func store(_ samples: [StoredHeartRate], steps: [StoredStepRecord]) async -> Bool {
         var waited = false
-        while await !writer.add(heartRates: samples, mayWait: !Task.isShuttingDownGracefully) {
+        while await !writer.add(heartRates: samples, steps: steps, mayWait: !Task.isShuttingDownGracefully) {
             waited = true
             heartbeats.beat("hr")
         }
@@ -169,16 +198,19 @@ struct HeartRateService: Service, CustomStringConvertible {
         return (stamp, nil)
     }
 
-    static func stored(_ message: BridgeMessage, received: Date, synchronised: Bool) -> StoredHeartRate {
-        stored(message, at: stamp(message.timestamp, received: received, synchronised: synchronised).time, received: received)
+    /// A heart-rate bridge message as stored (nil for another characteristic), for tests and benchmarks.
+    static func stored(_ message: BridgeMessage, received: Date, synchronised: Bool) -> StoredHeartRate? {
+        guard let measurement = message.heartRate else { return nil }
+        let time = stamp(message.timestamp, received: received, synchronised: synchronised).time
+        return stored(message.sensor, measurement, raw: message.raw, timeMs: ms(time), received: received)
     }
 
-    static func stored(_ message: BridgeMessage, at time: Date, received: Date) -> StoredHeartRate {
-        let measurement = message.measurement
-        return StoredHeartRate(
-            sensor: message.sensor, timeMs: Int64((time.timeIntervalSince1970 * 1000).rounded()),
-            receivedMs: Int64((received.timeIntervalSince1970 * 1000).rounded()), bpm: measurement.bpm,
+    static func stored(
+        _ sensor: String, _ measurement: HeartRateMeasurement, raw: [UInt8], timeMs: Int64, received: Date
+    ) -> StoredHeartRate {
+        StoredHeartRate(
+            sensor: sensor, timeMs: timeMs, receivedMs: ms(received), bpm: measurement.bpm,
             contact: measurement.contact.rawValue, energyKJ: measurement.energyKJ, valid: measurement.isValid,
-            raw: message.raw, rrIntervals: measurement.rrIntervals)
+            raw: raw, rrIntervals: measurement.rrIntervals)
     }
 }

@@ -27,11 +27,15 @@ actor SampleWriter: Service, CustomStringConvertible {
 
     private var fixes: [StoredFix] = []
     private var heartRates: [StoredHeartRate] = []
+    /// Step records come from the same bridges and wait with the heart-rate notifications.
+    private var steps: [StoredStepRecord] = []
     private(set) var latestFix: StoredFix?
     /// Samples in the commit under way: still in memory, and put back if it fails.
-    private var committing = (fixes: 0, heartRates: 0)
+    private var committing = (fixes: 0, bridge: 0)
     /// Samples waiting in memory for a commit (for `status.store.pending_samples`).
-    var pendingSamples: Int { fixes.count + heartRates.count + committing.fixes + committing.heartRates }
+    var pendingSamples: Int { fixes.count + bridgeRows + committing.fixes + committing.bridge }
+    /// Heart-rate notifications and step records held: what the bridges' bound counts.
+    private var bridgeRows: Int { heartRates.count + steps.count }
     private(set) var lastError: String?
     /// The commit a backlog started, while it runs.
     private var backlogCommit: Task<Void, Never>?
@@ -80,15 +84,16 @@ actor SampleWriter: Service, CustomStringConvertible {
     /// of the store waits for the commit. False when the writer already holds
     /// `maxPendingHeartRates` (the store is failing): the call then returned at the next commit
     /// attempt, and the caller tries again. With `mayWait` false (shutting down) it always takes them.
-    func add(heartRates batch: [StoredHeartRate], mayWait: Bool = true) async -> Bool {
-        if mayWait && !stopped && heartRates.count + committing.heartRates >= maxPendingHeartRates {
+    func add(heartRates batch: [StoredHeartRate], steps stepBatch: [StoredStepRecord] = [], mayWait: Bool = true) async -> Bool {
+        if mayWait && !stopped && bridgeRows + committing.bridge >= maxPendingHeartRates {
             await withCheckedContinuation { waitingForAttempt.append($0) }
             return false
         }
         heartRates += batch
-        guard lastError == nil, fixes.count + heartRates.count >= flushThreshold else { return true }
+        steps += stepBatch
+        guard lastError == nil, fixes.count + bridgeRows >= flushThreshold else { return true }
         if let running = backlogCommit {
-            if mayWait && fixes.count + heartRates.count >= 2 * flushThreshold { await running.value }
+            if mayWait && fixes.count + bridgeRows >= 2 * flushThreshold { await running.value }
         } else {
             backlogCommit = Task {
                 try? await flush(messages: [])
@@ -123,7 +128,7 @@ actor SampleWriter: Service, CustomStringConvertible {
         do {
             try await flush(messages: [])
         } catch {
-            logger.error("samples not stored at shutdown", metadata: ["fixes": "\(fixes.count)", "heart_rates": "\(heartRates.count)", "error": "\(error)"])
+            logger.error("samples not stored at shutdown", metadata: ["fixes": "\(fixes.count)", "heart_rates": "\(heartRates.count)", "step_records": "\(steps.count)", "error": "\(error)"])
         }
     }
 
@@ -131,25 +136,28 @@ actor SampleWriter: Service, CustomStringConvertible {
         defer { resumeWaiting() }
         // Held messages (sent live while the store failed) are queued by the next write.
         let holding = await store.holdsMessages
-        guard !fixes.isEmpty || !heartRates.isEmpty || !messages.isEmpty || holding else { return }
+        guard !fixes.isEmpty || !heartRates.isEmpty || !steps.isEmpty || !messages.isEmpty || holding else { return }
         let batchFixes = fixes
         let batchHeartRates = heartRates
+        let batchSteps = steps
         fixes.removeAll(keepingCapacity: true)
         heartRates.removeAll(keepingCapacity: true)
+        steps.removeAll(keepingCapacity: true)
         committing.fixes += batchFixes.count
-        committing.heartRates += batchHeartRates.count
+        committing.bridge += batchHeartRates.count + batchSteps.count
         let written: Result<StoreWriteResult, any Error>
         do {
-            written = .success(try await store.write(fixes: batchFixes, heartRates: batchHeartRates, messages: messages))
+            written = .success(try await store.write(fixes: batchFixes, heartRates: batchHeartRates, steps: batchSteps, messages: messages))
         } catch {
             written = .failure(error)
         }
         committing.fixes -= batchFixes.count
-        committing.heartRates -= batchHeartRates.count
+        committing.bridge -= batchHeartRates.count + batchSteps.count
         do {
             let result = try written.get()
             counters.gpsDropped.count(IngestCounters.GPSDrop.duplicate, batchFixes.count - result.fixesInserted)
             counters.heartRateDropped.count(IngestCounters.HeartRateDrop.duplicate, batchHeartRates.count - result.heartRatesInserted)
+            counters.heartRateDropped.count(IngestCounters.HeartRateDrop.duplicate, batchSteps.count - result.stepRecordsInserted)
             if lastError != nil {
                 logger.notice("storing works again")
                 lastError = nil
@@ -159,6 +167,7 @@ actor SampleWriter: Service, CustomStringConvertible {
             // Put the batch back in front of anything that arrived meanwhile.
             fixes = batchFixes + fixes
             heartRates = batchHeartRates + heartRates
+            steps = batchSteps + steps
             trimFixes()
             if lastError == nil { logger.error("cannot store; keeping samples in memory and retrying", metadata: ["error": "\(error)"]) }
             lastError = "\(error)"

@@ -149,6 +149,7 @@ actor HealthPublisher: Service, CustomStringConvertible {
             cursor = batch.cursor
             for fix in batch.fixes { fold(timeMs: fix.timeMs) { $0.add(fix) } }
             for sample in batch.heartRates { fold(timeMs: sample.timeMs) { $0.add(sample) } }
+            for record in batch.steps { fold(timeMs: record.timeMs) { $0.add(record) } }
             if batch.isLast(limit: Self.rowsPerRead) { return }
         }
     }

@@ -12,6 +12,8 @@ struct DayReport: Sendable {
     var track: [TrackPoint]?
     /// Mean bpm per minute: (minute start, Unix ms; mean).
     var heartRateMinutes: [(Int64, Double)]?
+    /// The 15-minute buckets, when asked for (`"include": ["timeline"]`).
+    var timeline: JSONValue?
 
     /// A day's first or last fix in `location`: `{"tst","lat","lon"}`, or null without fixes.
     /// Also stored with a finished day's aggregate, so both paths must write the same text.

@@ -35,7 +35,7 @@ final class QueryEngine {
     /// if it needs to read rows: a track, heart-rate minutes, today, a day without a current
     /// final aggregate.
     func quickAnswer(_ request: QueryRequest, now: Date) -> QueryReply? {
-        guard request.format == .json, !request.include.contains(.track), !request.include.contains(.hr) else { return nil }
+        guard request.format == .json, request.include.isDisjoint(with: [.track, .hr, .timeline]) else { return nil }
         return answer(request, now: now, mayScan: false)
     }
 
@@ -180,9 +180,15 @@ final class QueryEngine {
             try reader.heartRateMeans(fromMs: bounds.start, toMs: bounds.end, bucketMs: 60_000) { collected.append(($0, $1)) }
             minutes = collected
         }
+        var timeline: JSONValue?
+        if include.contains(.timeline) {
+            guard mayScan else { throw ScanNeeded() }
+            var built = try DayTimeline.build(day, settings: settings, reader: reader)
+            timeline = built.json()
+        }
         return DayReport(
             day: day, zoneName: settings.zoneName, hasData: hasData, health: health, location: location, track: points,
-            heartRateMinutes: minutes)
+            heartRateMinutes: minutes, timeline: timeline)
     }
 
     /// Today as of the current snapshot: the running aggregate brought up to date, or computed
@@ -195,6 +201,15 @@ final class QueryEngine {
         let running = try RunningDay(day, settings: settings, reader: reader)
         today = running
         return running.aggregate
+    }
+
+    /// The day's 15-minute buckets as CSV rows (`keepalive export --format timeline-csv`).
+    func timelineCSV(of day: LocalDay) throws -> String {
+        let reader = try openReader()
+        return try reader.snapshot {
+            var timeline = try DayTimeline.build(day, settings: settings, reader: reader)
+            return timeline.csv()
+        }
     }
 
     /// The day's valid heart-rate samples, (time, bpm) in time order.

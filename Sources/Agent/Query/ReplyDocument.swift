@@ -1,4 +1,4 @@
-/// The JSON reply: `{"ok":true,"date","tz","has_data","health","location","track","hr"}` with
+/// The JSON reply: `{"ok":true,"date","tz","has_data","health","location","track","hr","timeline"}` with
 /// the parts that were asked for.
 enum ReplyDocument {
     static func json(_ report: DayReport, include: Set<QueryRequest.Part>) -> JSONValue {
@@ -11,6 +11,7 @@ enum ReplyDocument {
         if include.contains(.hr) {
             members.append(("hr", .array((report.heartRateMinutes ?? []).map { .object([("ts", .int($0.0 / 1000)), ("bpm", .number($0.1, digits: 1))]) })))
         }
+        if include.contains(.timeline) { members.append(("timeline", report.timeline ?? .array([]))) }
         return .object(members)
     }
 }

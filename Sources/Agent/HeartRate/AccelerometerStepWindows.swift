@@ -1,0 +1,48 @@
+import StepCounting
+import Store
+
+/// Each strap's accelerometer batches (`pmd_acc`) turned into stored step windows: steps are
+/// counted here, at ingest, because the detector needs the continuous signal and the raw 50 Hz
+/// stream is never stored (docs/steps.md). One `AccelerationStepCounter` per sensor; a window
+/// is handed out once no later sample can change it, and every open window when its sensor goes
+/// quiet or the agent stops, so what was counted is stored.
+struct AccelerometerStepWindows {
+    private var counters: [String: (counter: AccelerationStepCounter, lastBatch: ContinuousClock.Instant)] = [:]
+
+    /// The windows `batch` closed, or why it was refused (a batch overlapping what was counted: a replay).
+    mutating func add(
+        _ batch: AccelerationBatch, sensor: String, firstSampleMs: Int64, receivedMs: Int64
+    ) -> Result<[StoredStepRecord], AccelerationStepCounter.Refusal> {
+        var counter = counters[sensor]?.counter ?? AccelerationStepCounter()
+        let result = counter.add(batch, firstSampleMs: firstSampleMs)
+        // A refused batch (a replay) is no new signal: the sensor still counts as quiet.
+        if case .success = result { counters[sensor] = (counter, .now) }
+        return result.map { $0.map { Self.record($0, sensor: sensor, receivedMs: receivedMs) } }
+    }
+
+    /// Closes the stretches of sensors that sent nothing for `quiet` (the strap was taken off or
+    /// went out of range): their open windows are stored now rather than when it comes back.
+    mutating func flush(quietFor quiet: Duration, receivedMs: Int64) -> [StoredStepRecord] {
+        let now = ContinuousClock.now
+        var records: [StoredStepRecord] = []
+        for (sensor, entry) in counters where now - entry.lastBatch >= quiet {
+            var counter = entry.counter
+            records += counter.flush().map { Self.record($0, sensor: sensor, receivedMs: receivedMs) }
+            counters[sensor] = nil
+        }
+        return records
+    }
+
+    /// Every open window, at shutdown.
+    mutating func flushAll(receivedMs: Int64) -> [StoredStepRecord] {
+        flush(quietFor: .zero, receivedMs: receivedMs)
+    }
+
+    var isEmpty: Bool { counters.isEmpty }
+
+    private static func record(_ window: StepWindow, sensor: String, receivedMs: Int64) -> StoredStepRecord {
+        StoredStepRecord(
+            sensor: sensor, firstSampleMs: window.firstSampleMs, lastSampleMs: window.lastSampleMs, receivedMs: receivedMs,
+            coveredMs: window.coveredMs, steps: window.steps)
+    }
+}

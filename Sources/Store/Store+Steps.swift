@@ -1,0 +1,53 @@
+/// Step records (schema 5): a foot pod's RSC notifications and the accelerometer's step windows.
+extension Store {
+    /// The new record's id, or nil for a duplicate (same sensor, kind and time: a replay).
+    func insert(_ record: StoredStepRecord) throws -> Int64? {
+        try db.statement(
+            """
+            INSERT OR IGNORE INTO step_record (sensor, kind, ts_ms, received_ms, raw, end_ms, covered_ms, steps)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """
+        ).bind(
+            .text(record.sensor), .text(record.kind.rawValue), .integer(record.timeMs), .integer(record.receivedMs),
+            record.kind == .rsc ? .blob(record.raw) : nil, record.endMs.map { .integer($0) },
+            record.coveredMs.map { .integer($0) }, .int(record.steps)
+        ).run()
+        return db.changes > 0 ? db.lastInsertRowID : nil
+    }
+
+    /// Step records with `fromMs <= ts_ms < toMs`, in time order, streamed.
+    public func forEachStepRecord(
+        fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredStepRecord) throws -> Void
+    ) throws {
+        try db.forEachStepRecord(fromMs: fromMs, toMs: toMs, upTo: cursor, body)
+    }
+
+    public func stepRecords(fromMs: Int64, toMs: Int64) throws -> [StoredStepRecord] {
+        var records: [StoredStepRecord] = []
+        try forEachStepRecord(fromMs: fromMs, toMs: toMs) { records.append($0) }
+        return records
+    }
+
+    /// Records after `afterID` from the old file into this one (a reopen), a chunk per transaction.
+    func copyStepRecords(from old: SQLiteConnection, afterID: Int64) async throws -> Int {
+        var copied = 0
+        var nextID = afterID
+        while true {
+            let statement = try old.statement(
+                """
+                SELECT sensor, kind, ts_ms, received_ms, raw, end_ms, covered_ms, steps, NULL, id
+                FROM step_record WHERE id > ? ORDER BY id LIMIT 2000
+                """
+            ).bind(.integer(nextID))
+            var chunk: [StoredStepRecord] = []
+            while try statement.step() {
+                chunk.append(SQLiteConnection.stepRecord(from: statement))
+                nextID = statement.int64(9)
+            }
+            statement.reset()
+            guard !chunk.isEmpty else { return copied }
+            copied += try db.transaction { try chunk.filter { try insert($0) != nil }.count }
+            await Task.yield()
+        }
+    }
+}

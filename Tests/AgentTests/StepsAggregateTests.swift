@@ -1,0 +1,129 @@
+import Foundation
+import StepCounting
+import Testing
+import TestKit
+
+@testable import Agent
+@testable import Store
+
+/// The steps part of the day aggregate and the 15-minute timeline, in-process on real stores.
+@Suite("Steps in the day aggregate and the timeline")
+struct StepsAggregateTests {
+    static let utc = TimeZone(identifier: "UTC")!
+    static let berlin = TimeZone(identifier: "Europe/Berlin")!
+
+    static func rsc(_ sensor: String, _ timeMs: Int64, cadence: UInt8, total: UInt32? = nil) -> StoredStepRecord {
+        // flags: bit 2 running, bit 1 total distance present; speed 3.0 m/s (0x0300).
+        var raw: [UInt8] = [total == nil ? 0x04 : 0x06, 0x00, 0x03, cadence]
+        if let total { raw += withUnsafeBytes(of: total.littleEndian, Array.init) }
+        return StoredStepRecord(sensor: sensor, timeMs: timeMs, receivedMs: timeMs, rsc: raw)
+    }
+
+    static func window(_ sensor: String, _ firstMs: Int64, steps: Int, coveredMs: Int64 = 60_000) -> StoredStepRecord {
+        StoredStepRecord(sensor: sensor, firstSampleMs: firstMs, lastSampleMs: firstMs + coveredMs - 20, receivedMs: firstMs, coveredMs: coveredMs, steps: steps)
+    }
+
+    static func fields(_ steps: StepsAccumulator) -> [String: Any] {
+        let text = JSONValue.object(steps.fields).text
+        return (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]) ?? [:]
+    }
+
+    static let t0: Int64 = 1_795_248_000_000  // 2026-11-21T08:00:00Z
+
+    @Test("no step record: every step field null; a worn sensor that saw no movement: a real 0")
+    func nullAndZero() {
+        var steps = StepsAccumulator(settings: StepSettings())
+        #expect(Self.fields(steps)["steps"] is NSNull && Self.fields(steps)["steps_source"] is NSNull)
+        for second in 0...60 { _ = steps.add(Self.rsc("pod", Self.t0 + Int64(second) * 1000, cadence: 0)) }
+        #expect(Self.fields(steps)["steps"] as? Int == 0)
+        #expect(Self.fields(steps)["steps_source"] as? String == "rsc")
+    }
+
+    @Test("cadence_units: a pod that counts strides gives twice the steps; the others keep the default")
+    func strides() {
+        var settings = StepSettings()
+        settings.cadenceUnits = ["stride-pod": .strides]
+        var steps = StepsAccumulator(settings: settings)
+        for second in 0...60 { _ = steps.add(Self.rsc("stride-pod", Self.t0 + Int64(second) * 1000, cadence: 85)) }
+        #expect(Self.fields(steps)["steps"] as? Int == 170)
+        #expect(settings.unit(for: "other") == .steps)
+    }
+
+    @Test("a foot pod and a strap in the same bucket: the pod's steps, not both; the strap fills the buckets the pod did not cover; two straps give the larger count")
+    func sourcesPerBucket() {
+        var steps = StepsAccumulator(settings: StepSettings())
+        // 08:00–08:15: pod at 160/min for 10 min (1600) and the strap's estimate of the same run.
+        for second in 0...600 { _ = steps.add(Self.rsc("pod", Self.t0 + Int64(second) * 1000, cadence: 160)) }
+        for minute in 0..<10 { _ = steps.add(Self.window("h10", Self.t0 + Int64(minute) * 60_000, steps: 155)) }
+        // 08:15–08:30: only the strap (and a second strap counting fewer).
+        for minute in 15..<20 {
+            _ = steps.add(Self.window("h10", Self.t0 + Int64(minute) * 60_000, steps: 100))
+            _ = steps.add(Self.window("h10-b", Self.t0 + Int64(minute) * 60_000, steps: 90))
+        }
+        let fields = Self.fields(steps)
+        #expect(fields["steps"] as? Int == 1600 + 500)
+        #expect(fields["steps_source"] as? String == "rsc+accelerometer")
+        #expect(fields["steps_estimated"] as? Bool == true)
+        let byBucket = steps.roundedSteps
+        #expect(byBucket[Self.t0] == 1600 && byBucket[Self.t0 + 900_000] == 500)
+    }
+
+    @Test("an RSC notification older than one folded in asks for a rebuild; a window does not")
+    func order() {
+        var steps = StepsAccumulator(settings: StepSettings())
+        let newer = steps.add(Self.rsc("pod", Self.t0 + 2000, cadence: 160))
+        let older = steps.add(Self.rsc("pod", Self.t0 + 1000, cadence: 160))
+        let laterWindow = steps.add(Self.window("h10", Self.t0 + 60_000, steps: 10))
+        let earlierWindow = steps.add(Self.window("h10", Self.t0, steps: 10))
+        #expect(newer && !older)
+        #expect(laterWindow && earlierWindow)
+    }
+
+    @Test("the timeline across both DST changes in Europe/Berlin: 92 and 100 buckets with local times, a record at 03:00 CEST in its quarter")
+    func daylightSaving() throws {
+        let settings = StepSettings()
+        let spring = try #require(LocalDay("2026-03-29", timeZone: Self.berlin))
+        var short = DayTimeline(day: spring, steps: settings)
+        // 2026-03-29T03:00:00+02:00 = 01:00Z: the ninth bucket (00:00–02:00 CET is eight quarters... then the clock jumps).
+        let threeCEST: Int64 = 1_774_746_000_000
+        short.add(Self.window("h10", threeCEST, steps: 42))
+        let buckets = try #require(Self.array(short.json()))
+        #expect(buckets.count == 92)
+        #expect(buckets.first?["from"] as? String == "2026-03-29T00:00:00+01:00")
+        let index = try #require(buckets.firstIndex { $0["from"] as? String == "2026-03-29T03:00:00+02:00" })
+        #expect(index == 8 && buckets[index]["steps"] as? Int == 42)
+        #expect(buckets.last?["from"] as? String == "2026-03-29T23:45:00+02:00")
+
+        var long = DayTimeline(day: try #require(LocalDay("2026-10-25", timeZone: Self.berlin)), steps: settings)
+        let longBuckets = try #require(Self.array(long.json()))
+        #expect(longBuckets.count == 100)
+        #expect(longBuckets.filter { ($0["from"] as? String)?.hasPrefix("2026-10-25T02:") == true }.count == 8, "02:00–03:00 twice")
+        #expect(longBuckets.allSatisfy { $0["steps"] is NSNull && $0["hr"] is NSNull && $0["distance_m"] is NSNull })
+    }
+
+    @Test("a day in the store: the aggregate's steps equal its timeline's buckets added up, and a replay of the records changes nothing")
+    func storedDay() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("k.db"))
+        let records = (0...600).map { Self.rsc("pod", Self.t0 + Int64($0) * 1000, cadence: 170, total: 12_345 + UInt32($0) * 30) }
+            + (20..<30).map { Self.window("h10", Self.t0 + Int64($0) * 60_000, steps: 110) }
+        let first = try await store.write(steps: records)
+        #expect(first.stepRecordsInserted == records.count)
+        let replay = try await store.write(steps: records)
+        #expect(replay.stepRecordsInserted == 0)
+        let day = try #require(LocalDay("2026-11-21", timeZone: Self.utc))
+        let settings = AggregateSettings(timeZone: Self.utc, gapLimitMs: 10_000, zones: HeartRateZones(maxHR: 190, restingHR: 60), locationIntervalS: 300)
+        let aggregate = try await DayAggregate.rebuild(day, settings: settings, store: store, upTo: nil)
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(aggregate.document(final: true, nowMs: 0).json(seq: 1).text.utf8)) as? [String: Any])
+        #expect(document["steps"] as? Int == 1700 + 1100)
+        #expect(abs((document["rsc_distance_m"] as? Double ?? 0) - 1800) < 1e-6)
+        let reader = try StoreReader(path: store.path)
+        var timeline = try DayTimeline.build(day, settings: settings, reader: reader)
+        let buckets = try #require(Self.array(timeline.json()))
+        #expect(buckets.compactMap { $0["steps"] as? Int }.reduce(0, +) == 2800)
+    }
+
+    static func array(_ json: JSONValue) -> [[String: Any]]? {
+        (try? JSONSerialization.jsonObject(with: Data(json.text.utf8))) as? [[String: Any]]
+    }
+}
