@@ -44,7 +44,7 @@ let package = Package(
         .target(
             name: "Agent",
             dependencies: [
-                "Store", "Bus", "CGPS", "CSpawn", "StepCounting",
+                "Store", "Bus", "CGPS", "CSpawn", "StepCounting", "SleepStaging",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
@@ -64,7 +64,9 @@ let package = Package(
         .executableTarget(name: "keepalive-rss-floor", path: "Sources/RSSFloor"),
 
         // Sleep from the heart-rate strap: sleepecg's ws-gru-mesa wake/sleep classifier, ported (docs/sleep.md).
-        .target(name: "SleepStaging", exclude: ["Model/LICENSE.sleepecg"]),
+        // Optimised in debug builds too: classifying a night unoptimised takes ~25x the CPU (6.4 s
+        // instead of 0.25 s), which the test suite's parallel runs then fight over.
+        .target(name: "SleepStaging", exclude: ["Model/LICENSE.sleepecg"], swiftSettings: [.unsafeFlags(["-O"])]),
         // `keepalive-sleep-bench`: CPU of classifying a night, next to the real sleepecg on the same night.
         .executableTarget(name: "keepalive-sleep-bench", dependencies: ["SleepStaging"], path: "Sources/SleepBench"),
 

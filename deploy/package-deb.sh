@@ -27,6 +27,8 @@ install -D -m 0644 deploy/hr-bridge/keepalive_pmd.py "$STAGE/usr/share/keepalive
 install -D -m 0644 deploy/hr-bridge/README.md "$STAGE/usr/share/doc/keepalive/hr-bridge.md"
 install -D -m 0644 README.md "$STAGE/usr/share/doc/keepalive/README.md"
 install -D -m 0644 deploy/README.md "$STAGE/usr/share/doc/keepalive/deploy.md"
+# The sleep classifier's weights come from sleepecg (BSD-3-Clause): its notice goes with the binary.
+install -D -m 0644 Sources/SleepStaging/Model/LICENSE.sleepecg "$STAGE/usr/share/doc/keepalive/LICENSE.sleepecg"
 
 # Depends: from the libraries the binary links (dpkg-shlibdeps wants a debian/control to read).
 mkdir -p "$WORK/debian"

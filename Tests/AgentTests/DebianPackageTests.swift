@@ -32,7 +32,7 @@ struct DebianPackageTests {
         let (_, contents) = try await run(dpkgDeb, ["-c", deb])
         for path in ["./usr/bin/keepalive", "./lib/systemd/system/keepalive.service", "./etc/keepalive/config.toml",
                      "./usr/share/keepalive/hr-bridge/keepalive_hr_bridge.py",
-                     "./usr/share/keepalive/hr-bridge/keepalive_pmd.py"] {
+                     "./usr/share/keepalive/hr-bridge/keepalive_pmd.py", "./usr/share/doc/keepalive/LICENSE.sleepecg"] {
             #expect(contents.contains(path), "\(path) missing")
         }
         let control = try TemporaryDirectory("debcontrol")

@@ -82,7 +82,8 @@ struct GPSTests {
         let elapsed = Date().timeIntervalSince(start)
         // Three periods of fix_timeout (2 s) plus backoff capped at reconnect_max_s (1 s) each.
         #expect(elapsed >= 6 && elapsed <= 20, "took \(elapsed) s")
-        #expect(reacquisitions.map { $0.json?["count"] as? Int } == [1, 2, 3])
+        // The first three, in order (a loaded machine may have let more arrive by now).
+        #expect(reacquisitions.prefix(3).map { $0.json?["count"] as? Int } == [1, 2, 3])
         #expect(agent.log.contains("reacquiring GPS"))
     }
 

@@ -41,6 +41,9 @@ struct DayAggregate: Sendable {
     private(set) var heartRate: HeartRateAccumulator
     private(set) var location: LocationAccumulator
     private(set) var steps: StepsAccumulator
+    /// The night credited to this day; nil until computed (`SleepNight.compute`: it is not
+    /// folded sample by sample, the classifier reads the whole night).
+    var sleep: SleepNight?
 
     init(day: LocalDay, settings: AggregateSettings) {
         self.day = day
@@ -70,9 +73,7 @@ struct DayAggregate: Sendable {
             body: [
                 ("heart_rate", heartRate.json),
                 ("location", location.json(slots: location.slots(fromMs: bounds.start, toMs: slotsUntil))),
-            ] + steps.fields + [
-                ("sleep_s", .null),
-            ])
+            ] + steps.fields + (sleep ?? .none).fields(timeZone: day.timeZone))
     }
 
     /// The day rebuilt from the store: rows in time order, stored up to `cursor`. Streams the

@@ -117,7 +117,7 @@ struct DayTimeline {
         return timeline
     }
 
-    private static func formatter(_ zone: TimeZone) -> DateFormatter {
+    static func formatter(_ zone: TimeZone) -> DateFormatter {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = zone

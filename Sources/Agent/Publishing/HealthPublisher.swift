@@ -32,6 +32,8 @@ actor HealthPublisher: Service, CustomStringConvertible {
     private var staleDays: Set<LocalDay> = []
     private var lastToday: (text: String, at: ContinuousClock.Instant)?
     private var lastDaily: [LocalDay: ContinuousClock.Instant] = [:]
+    /// Today's night and when it was classified (`SleepNight.todayRefresh`).
+    private var todaySleep: (day: LocalDay, at: ContinuousClock.Instant, cursor: RowCursor, night: SleepNight)?
 
     /// Days further back than this are not caught up at start (nor rebuilt for late data).
     static let maximumCatchUpDays = 400
@@ -156,6 +158,8 @@ actor HealthPublisher: Service, CustomStringConvertible {
 
     private func fold(timeMs: Int64, _ add: (inout DayAggregate) -> Bool) {
         let day = LocalDay(containing: Date(timeIntervalSince1970: Double(timeMs) / 1000), timeZone: settings.timeZone)
+        // An evening's rows are in the next day's night too (`SleepNight.window`).
+        if openDays[day.next] == nil, timeMs >= SleepNight.window(of: day.next).start { staleDays.insert(day.next) }
         if var aggregate = openDays[day] {
             if staleDays.contains(day) { return }  // rebuilt from the store anyway
             if add(&aggregate) {
@@ -175,6 +179,8 @@ actor HealthPublisher: Service, CustomStringConvertible {
     // MARK: - Publishing
 
     private func publishToday(_ aggregate: DayAggregate, nowMs: Int64) async throws {
+        var aggregate = aggregate
+        aggregate.sleep = try await sleep(today: aggregate.day)
         let document = aggregate.document(final: false, nowMs: nowMs)
         let text = document.canonicalText
         if let lastToday {
@@ -189,6 +195,8 @@ actor HealthPublisher: Service, CustomStringConvertible {
     /// Queues `health/daily/<date>` unless the same aggregate was published before; true when queued.
     @discardableResult
     private func publishDaily(_ aggregate: DayAggregate, nowMs: Int64) async throws -> Bool {
+        var aggregate = aggregate
+        aggregate.sleep = try await SleepNight.compute(aggregate.day, settings: settings, store: store, upTo: cursor)
         let date = aggregate.day.description
         let document = aggregate.document(final: true, nowMs: nowMs)
         let text = document.canonicalText
@@ -209,6 +217,18 @@ actor HealthPublisher: Service, CustomStringConvertible {
             builtUpTo: cursor, dayMs: aggregate.day.boundsMs)
         lastDaily[aggregate.day] = .now
         return true
+    }
+
+    /// Today's night, classified again when its window got rows, at most every `SleepNight.todayRefresh`.
+    private func sleep(today day: LocalDay) async throws -> SleepNight {
+        if let todaySleep, todaySleep.day == day,
+            todaySleep.cursor.heartRateID == cursor.heartRateID || ContinuousClock.now - todaySleep.at < SleepNight.todayRefresh
+        {
+            return todaySleep.night
+        }
+        let night = try await SleepNight.compute(day, settings: settings, store: store, upTo: cursor)
+        todaySleep = (day, .now, cursor, night)
+        return night
     }
 
     // MARK: - Time

@@ -14,6 +14,9 @@ final class QueryEngine {
     private var reader: StoreReader?
     /// Today's aggregate, carried from one query to the next.
     private var today: RunningDay?
+    /// Nights classified for recent replies, and when (`SleepNight.todayRefresh`): a night is a
+    /// whole-window classification, too heavy to repeat for every query while a backlog streams in.
+    private var nights: [LocalDay: (at: ContinuousClock.Instant, night: SleepNight)] = [:]
 
     static let fiveMinutesMs: Int64 = 300_000
 
@@ -74,6 +77,7 @@ final class QueryEngine {
         } catch {
             reader = nil  // reopened on the next request
             today = nil
+            nights = [:]
             return QueryError(code: .internal, message: "cannot read the store: \(error)").reply
         }
     }
@@ -124,7 +128,8 @@ final class QueryEngine {
         func aggregate() throws -> DayAggregate {
             if let computed { return computed }
             guard mayScan else { throw ScanNeeded() }
-            let built = isToday ? try runningToday(day, reader: reader) : try DayAggregate.build(day, settings: settings, reader: reader)
+            var built = isToday ? try runningToday(day, reader: reader) : try DayAggregate.build(day, settings: settings, reader: reader)
+            built.sleep = try sleep(day, reader: reader)
             computed = built
             return built
         }
@@ -189,6 +194,15 @@ final class QueryEngine {
         return DayReport(
             day: day, zoneName: settings.zoneName, hasData: hasData, health: health, location: location, track: points,
             heartRateMinutes: minutes, timeline: timeline)
+    }
+
+    /// `day`'s night, classified again at most every `SleepNight.todayRefresh`.
+    private func sleep(_ day: LocalDay, reader: StoreReader) throws -> SleepNight {
+        if let cached = nights[day], ContinuousClock.now - cached.at < SleepNight.todayRefresh { return cached.night }
+        let night = try SleepNight.compute(day, settings: settings, reader: reader)
+        if nights.count >= 8 { nights.removeAll() }
+        nights[day] = (.now, night)
+        return night
     }
 
     /// Today as of the current snapshot: the running aggregate brought up to date, or computed

@@ -1,0 +1,157 @@
+import Foundation
+import SleepStaging
+import Store
+
+/// The sleep a local date D is credited with (docs/sleep.md): the night that ends on D's morning,
+/// found in the heart-rate strap's RR intervals by sleepecg's wake/sleep classifier (ported in
+/// `SleepStaging`) and GGIR's sleep-period rule.
+///
+/// The window is 18:00 the evening before D to 18:00 on D, local time. In it, the strap that sent
+/// the most valid notifications is read (one chest, one strap), cut into wear segments where it
+/// sent nothing for 30 minutes (taken off), and each segment of at least 30 minutes is classified
+/// as one recording starting at its first beat, as sleepecg's recordings do. The longest main
+/// sleep period of the segments is D's night; every other sleep period in the window of at
+/// least 15 minutes is a nap. Sleep that ends after 18:00 falls into the next day's window and
+/// is credited to that day.
+///
+/// A pure function of the stored rows: a replayed backlog gives the same night.
+struct SleepNight: Sendable, Equatable {
+    var main: SleepPeriod?
+    var naps: [SleepPeriod]
+    /// Lowest 5-minute rolling mean of valid samples within the main period.
+    var restingHR: Double?
+    /// RMSSD of the RR intervals within the main period.
+    var rmssdMs: Double?
+
+    static let eveningHour = 18
+    /// A strap silent this long was taken off: the recording ends there.
+    static let wearGapMs: Int64 = 30 * 60_000
+    /// Shorter wear cannot hold a block of sleep (GGIR's 30-minute block).
+    static let minimumWearMs: Int64 = 30 * 60_000
+
+    /// 18:00 local on the day before `day` to 18:00 on `day`, Unix ms.
+    static func window(of day: LocalDay) -> (start: Int64, end: Int64) {
+        (eveningMs(day.previous), eveningMs(day))
+    }
+
+    private static func eveningMs(_ day: LocalDay) -> Int64 {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = day.timeZone
+        let evening = calendar.date(bySettingHour: eveningHour, minute: 0, second: 0, of: day.start) ?? day.start.addingTimeInterval(18 * 3600)
+        return Int64((evening.timeIntervalSince1970 * 1000).rounded())
+    }
+
+    /// One sensor's notifications of the window, in time order, split where it went silent.
+    struct Collector {
+        private var bySensor: [String: [StoredHeartRate]] = [:]
+
+        mutating func add(_ sample: StoredHeartRate) {
+            // Only what the features use: the strap's beats and whether the notification was valid.
+            bySensor[sample.sensor, default: []].append(sample)
+        }
+
+        /// The strap with the most valid notifications (ties: the first name).
+        var dominant: [StoredHeartRate] {
+            bySensor.max { a, b in
+                let (countA, countB) = (a.value.lazy.filter(\.valid).count, b.value.lazy.filter(\.valid).count)
+                return countA != countB ? countA < countB : a.key > b.key
+            }?.value ?? []
+        }
+    }
+
+    /// The night from a strap's notifications in time order (see the type's comment).
+    static func find(in samples: [StoredHeartRate], timeZone: TimeZone, gapLimitMs: Int64) -> SleepNight {
+        var periods: [(period: SleepPeriod, isMain: Bool)] = []
+        for segment in segments(samples) {
+            var builder = RRSeriesBuilder(gapLimitMs: gapLimitMs)
+            for sample in segment {
+                builder.add(HeartRateNotification(timeMs: sample.timeMs, rr1024: sample.rrIntervals, valid: sample.valid))
+            }
+            guard let first = segment.first else { continue }
+            let firstBeat = Date(timeIntervalSince1970: Double(first.timeMs) / 1000)
+            guard let recording = try? builder.recording(utcOffsetSeconds: timeZone.secondsFromGMT(for: firstBeat)) else { continue }
+            let found = SleepPeriods.find(in: WakeSleepClassifier.classify(recording))
+            if let main = found.main { periods.append((main, true)) }
+            periods += found.naps.map { ($0, false) }
+        }
+        let main = periods.filter(\.isMain).max { $0.period.sleepSeconds < $1.period.sleepSeconds }?.period
+        let naps = periods.map(\.period).filter { $0 != main }.sorted { $0.start < $1.start }
+        var night = SleepNight(main: main, naps: naps)
+        if let main {
+            let (from, to) = (Int64(main.start * 1000), Int64(main.end * 1000))
+            var resting = RestingHeartRateWindow()
+            var rmssd = RMSSDAccumulator()
+            for sample in samples where sample.timeMs >= from && sample.timeMs < to {
+                guard sample.valid else {
+                    rmssd.breakChain()
+                    continue
+                }
+                resting.add(timeMs: sample.timeMs, bpm: sample.bpm, gapLimitMs: gapLimitMs)
+                rmssd.add(rr1024: sample.rrIntervals, timeMs: sample.timeMs, gapLimitMs: gapLimitMs)
+            }
+            night.restingHR = resting.lowestMean
+            night.rmssdMs = rmssd.rmssdMs
+        }
+        return night
+    }
+
+    /// Runs of notifications without a silence of `wearGapMs`, at least `minimumWearMs` long and
+    /// carrying that much of RR intervals (a strap that sends none cannot be classified: skipped
+    /// before the features are computed).
+    private static func segments(_ samples: [StoredHeartRate]) -> [ArraySlice<StoredHeartRate>] {
+        var segments: [ArraySlice<StoredHeartRate>] = []
+        var start = samples.startIndex
+        for index in samples.indices.dropFirst() where samples[index].timeMs - samples[index - 1].timeMs > wearGapMs {
+            segments.append(samples[start..<index])
+            start = index
+        }
+        if start < samples.endIndex { segments.append(samples[start...]) }
+        return segments.filter { segment in
+            guard let first = segment.first, let last = segment.last, last.timeMs - first.timeMs >= minimumWearMs else { return false }
+            let beatsMs = segment.reduce(0) { $0 + $1.rrIntervals.reduce(0, +) } * 1000 / 1024
+            return beatsMs >= minimumWearMs
+        }
+    }
+
+    /// `sleep_s` and `sleep` of the payload: null without a main sleep period (the strap not worn
+    /// overnight), never 0.
+    func fields(timeZone: TimeZone) -> [(String, JSONValue)] {
+        guard let main else { return [("sleep_s", .null), ("sleep", .null)] }
+        let formatter = DayTimeline.formatter(timeZone)
+        func time(_ unix: Double) -> JSONValue { .string(formatter.string(from: Date(timeIntervalSince1970: unix))) }
+        return [
+            ("sleep_s", .number(main.sleepSeconds)),
+            ("sleep", .object([
+                ("start", time(main.start)), ("end", time(main.end)), ("in_bed_s", .number(main.inBedSeconds)),
+                ("awake_s", .number(main.awakeSeconds)), ("efficiency", .number(main.efficiency, digits: 3)),
+                ("awakenings", .number(main.awakenings)), ("resting_hr", .number(restingHR, digits: 1)),
+                ("rmssd_ms", .number(rmssdMs, digits: 1)), ("method", .string(WakeSleepClassifier.method)),
+                ("naps", .array(naps.map { .object([("start", time($0.start)), ("end", time($0.end)), ("sleep_s", .number($0.sleepSeconds))]) })),
+            ])),
+        ]
+    }
+
+    static let none = SleepNight(main: nil, naps: [])
+}
+
+extension SleepNight {
+    /// `day`'s night from the store (the publisher), rows stored up to `cursor`.
+    static func compute(_ day: LocalDay, settings: AggregateSettings, store: Store, upTo cursor: RowCursor?) async throws -> SleepNight {
+        let window = window(of: day)
+        var collector = Collector()
+        try await store.forEachHeartRate(fromMs: window.start, toMs: window.end, upTo: cursor) { collector.add($0) }
+        return find(in: collector.dominant, timeZone: settings.timeZone, gapLimitMs: settings.gapLimitMs)
+    }
+
+    /// The same through a read-only connection (queries, the command line).
+    static func compute(_ day: LocalDay, settings: AggregateSettings, reader: StoreReader) throws -> SleepNight {
+        let window = window(of: day)
+        var collector = Collector()
+        try reader.forEachHeartRate(fromMs: window.start, toMs: window.end) { collector.add($0) }
+        return find(in: collector.dominant, timeZone: settings.timeZone, gapLimitMs: settings.gapLimitMs)
+    }
+
+    /// Today's night is classified again at most this often while its window takes new rows:
+    /// a day's window is up to 24 h of beats, ~0.7 s of one core here (docs/sleep.md).
+    static let todayRefresh = Duration.seconds(900)
+}

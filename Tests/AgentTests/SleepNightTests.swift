@@ -1,0 +1,154 @@
+import Foundation
+import Testing
+import TestKit
+
+@testable import Agent
+@testable import Store
+
+/// Last night's sleep in the day aggregate (docs/sleep.md, "In the agent"): the night assembled
+/// from the real hour of RR intervals (`AssembledNightLines`), stored in a real store.
+@Suite("Sleep in the day aggregate")
+struct SleepNightTests {
+    static let berlin = TimeZone(identifier: "Europe/Berlin")!
+
+    static func settings(_ zone: TimeZone) -> AggregateSettings {
+        AggregateSettings(timeZone: zone, gapLimitMs: 10_000, zones: HeartRateZones(maxHR: 190, restingHR: 60), locationIntervalS: 300)
+    }
+
+    static func store(_ lines: [String]) async throws -> Store {
+        let store = try Store(path: try TemporaryDirectory("sleep").file("k.db"))
+        // Stored at the bridge's own stamps (the DST night is before the agent's timestamp floor).
+        let samples = try lines.map { line in
+            let message = try BridgeMessage.parse(Array(line.utf8)).get()
+            let timeMs = Int64(((message.timestamp?.timeIntervalSince1970 ?? 0) * 1000).rounded())
+            return HeartRateService.stored(message.sensor, try #require(message.heartRate), raw: message.raw, timeMs: timeMs, received: Date())
+        }
+        try await store.write(heartRates: samples)
+        return store
+    }
+
+    static func fields(_ night: SleepNight, _ zone: TimeZone) -> [String: Any] {
+        let text = JSONValue.object(night.fields(timeZone: zone)).text
+        return (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]) ?? [:]
+    }
+
+    static func ms(_ iso: String) -> Int64 {
+        Int64(((ISO8601DateFormatter().date(from: iso)?.timeIntervalSince1970 ?? 0) * 1000).rounded())
+    }
+
+    @Test("a night across the spring DST change in Europe/Berlin is credited to the morning it ends, with local times, resting HR and RMSSD; the evening before gets nothing; computed again it is the same")
+    func acrossDaylightSaving() async throws {
+        // 22:00 CET on 28 March 2026 to 08:00 CEST on the 29th (the clocks jump at 02:00).
+        let store = try await Self.store(try AssembledNightLines.lines(startMs: Self.ms("2026-03-28T21:00:00Z")))
+        let settings = Self.settings(Self.berlin)
+        let morning = try #require(LocalDay("2026-03-29", timeZone: Self.berlin))
+        let night = try await SleepNight.compute(morning, settings: settings, store: store, upTo: nil)
+        let sleep = Self.fields(night, Self.berlin)
+        let sleepS = try #require(sleep["sleep_s"] as? Int, "no main sleep period: \(sleep)")
+        #expect(sleepS > 4 * 3600, "most of the 9-hour night is sleep to the classifier: \(sleepS) s")
+        let details = try #require(sleep["sleep"] as? [String: Any])
+        // Onset before the clocks jump at 02:00 CET, the final awakening after: both with their own offset.
+        #expect((details["start"] as? String)?.hasSuffix("+01:00") == true, "\(details)")
+        #expect((details["end"] as? String)?.hasPrefix("2026-03-29T") == true && (details["end"] as? String)?.hasSuffix("+02:00") == true)
+        #expect(details["method"] as? String == "sleepecg-ws-gru-mesa")
+        print("sleep across DST: \(details)")
+        #expect((details["resting_hr"] as? Double).map { (40...90).contains($0) } == true)
+        #expect((details["rmssd_ms"] as? Double ?? 0) > 0)
+        let inBed = try #require(details["in_bed_s"] as? Int)
+        #expect(sleepS + (details["awake_s"] as? Int ?? -1) == inBed)
+
+        let evening = try await SleepNight.compute(morning.previous, settings: settings, store: store, upTo: nil)
+        #expect(evening.main == nil, "the night ends on the 29th: the 28th has none")
+        let again = try await SleepNight.compute(morning, settings: settings, store: store, upTo: nil)
+        #expect(again == night, "a pure function of the stored rows")
+    }
+
+    @Test("a strap taken off at 3 am for two hours: the night is the wear before it, not the stretch nobody saw")
+    func strapOff() async throws {
+        let start = Self.ms("2026-11-20T21:00:00Z")  // 22:00 CET
+        let off = start + 5 * 3_600_000  // 03:00
+        let store = try await Self.store(try AssembledNightLines.lines(startMs: start, skip: [off..<(off + 2 * 3_600_000)]))
+        let night = try await SleepNight.compute(
+            try #require(LocalDay("2026-11-21", timeZone: Self.berlin)), settings: Self.settings(Self.berlin), store: store, upTo: nil)
+        let main = try #require(night.main)
+        #expect(Int64(main.end * 1000) <= off, "the period ends at the last sleep before the strap came off")
+        #expect(main.inBedSeconds <= 5 * 3600)
+    }
+
+    @Test("no strap overnight: sleep_s and sleep are null, not 0")
+    func noNight() async throws {
+        let store = try await Self.store([])
+        let night = try await SleepNight.compute(
+            try #require(LocalDay("2026-11-21", timeZone: Self.berlin)), settings: Self.settings(Self.berlin), store: store, upTo: nil)
+        let fields = Self.fields(night, Self.berlin)
+        #expect(fields["sleep_s"] is NSNull && fields["sleep"] is NSNull)
+    }
+}
+
+/// The night through the agent: a bridge delivers it as a backlog, the daily aggregate of the
+/// morning it ends carries it.
+@Suite("Sleep through the agent")
+struct SleepPublishingTests {
+    @Test("a night's backlog through the command bridge: health/daily of the morning it ends carries its sleep, as computed from the store; the evening before carries none; the query answers the same")
+    func backlog() async throws {
+        let zone = TimeZone(identifier: "Europe/Berlin")!
+        let morning = LocalDay(containing: Date().addingTimeInterval(-2 * 86_400), timeZone: zone)
+        let start = Int64(morning.previous.start.timeIntervalSince1970 * 1000) + 22 * 3_600_000  // 22:00 the evening before
+        let broker = try MosquittoBroker()
+        let daily = try await MQTTSubscriber(port: broker.port, filter: "keepalive/testpi/health/daily/+")
+        let directory = try TemporaryDirectory("sleep-backlog")
+        let path = try directory.write("night.ndjson", try AssembledNightLines.lines(startMs: start).joined(separator: "\n") + "\n")
+        let script = "cat \(path); exec sleep 1000"
+        let agent = try AgentProcess(
+            brokerPort: broker.port, timeZone: zone.identifier,
+            extraConfig: "[hr]\ntransport = \"command\"\ncommand = [\"/bin/sh\", \"-c\", \"\(script)\"]\nstall_timeout_s = 30\n",
+            directory: directory, environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "1"])
+        let topic = "keepalive/testpi/health/daily/\(morning)"
+        let published = try await daily.waitFor(timeout: 90, "\(topic) with a night; log:\n\(agent.log.suffix(1500))") {
+            $0.topic == topic && $0.json?["sleep_s"] is Int
+        }
+        let reader = try StoreReader(path: agent.storePath)
+        let settings = AggregateSettings(timeZone: zone, gapLimitMs: 30_000, zones: HeartRateZones(maxHR: 190, restingHR: 60), locationIntervalS: 300)
+        let expected = try SleepNight.compute(morning, settings: settings, reader: reader)
+        let main = try #require(expected.main)
+        #expect(published.json?["sleep_s"] as? Int == main.sleepSeconds)
+        let sleep = try #require(published.json?["sleep"] as? [String: Any])
+        #expect(sleep["in_bed_s"] as? Int == main.inBedSeconds && sleep["method"] as? String == "sleepecg-ws-gru-mesa")
+        let evening = daily.messages.last { $0.topic.hasSuffix("/\(morning.previous)") }
+        #expect(evening == nil || evening?.json?["sleep_s"] is NSNull, "the night is credited to the morning only")
+        let reply = try await agent.queryReply([morning.description])
+        #expect((reply?["health"] as? [String: Any])?["sleep_s"] as? Int == main.sleepSeconds)
+        agent.stop()
+    }
+}
+
+extension SleepPublishingTests {
+    /// A fixed-offset zone in which it is now between 09:00 and 12:00 (a morning, whatever the hour of the run).
+    static func morningZone(now: Date = Date()) -> TimeZone {
+        let hour = Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: now).hour ?? 0
+        let offset = ((10 - hour) % 24 + 24 + 12) % 24 - 12  // -12…11 hours, local 10:xx
+        // POSIX-style names: Etc/GMT-3 is three hours ahead of UTC.
+        return TimeZone(identifier: offset == 0 ? "UTC" : "Etc/GMT\(offset > 0 ? "-" : "+")\(abs(offset))")!
+    }
+
+    @Test("a night that ended this morning: health/today shows it")
+    func today() async throws {
+        let zone = Self.morningZone()
+        let broker = try MosquittoBroker()
+        let today = try await MQTTSubscriber(port: broker.port, filter: "keepalive/testpi/health/today")
+        let directory = try TemporaryDirectory("sleep-today")
+        // Nine hours of beats ending a minute ago: 01:xx to 10:xx local.
+        let start = Int64(Date().timeIntervalSince1970 * 1000) - 9 * 3_600_000 - 60_000
+        let path = try directory.write("night.ndjson", try AssembledNightLines.lines(startMs: start).joined(separator: "\n") + "\n")
+        let agent = try AgentProcess(
+            brokerPort: broker.port, timeZone: zone.identifier,
+            extraConfig: "[hr]\ntransport = \"command\"\ncommand = [\"/bin/sh\", \"-c\", \"cat \(path); exec sleep 1000\"]\nstall_timeout_s = 30\n[schedule]\ntoday_interval_s = 2\n",
+            directory: directory, environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "1"])
+        let message = try await today.waitFor(timeout: 90, "health/today with last night (zone \(zone.identifier)); log:\n\(agent.log.suffix(1500))") {
+            $0.json?["sleep_s"] is Int
+        }
+        #expect((message.json?["sleep_s"] as? Int ?? 0) > 3600)
+        #expect((message.json?["sleep"] as? [String: Any])?["efficiency"] is Double || (message.json?["sleep"] as? [String: Any])?["efficiency"] is Int)
+        agent.stop()
+    }
+}
