@@ -6,14 +6,18 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "keepalive", targets: ["keepalive"]),
+        // For the benchmark package in Benchmarks/, which measures these from outside.
+        .library(name: "KeepAliveAgent", targets: ["Agent"]),
+        .library(name: "KeepAliveStore", targets: ["Store"]),
+        .library(name: "KeepAliveBus", targets: ["Bus"]),
+        .library(name: "SleepStaging", targets: ["SleepStaging"]),
+        .library(name: "KeepAliveTestKit", targets: ["TestKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-        // Only for the benchmark that compares it with the store's own sqlite3 wrapper.
-        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // C libraries, linked from the system (Debian / Raspberry Pi OS packages).
@@ -23,6 +27,8 @@ let package = Package(
         .systemLibrary(
             name: "CGPS", path: "Sources/CGPS", pkgConfig: "libgps",
             providers: [.apt(["libgps-dev"])]),
+        // <sys/timex.h>: whether the kernel's clock is synchronised.
+        .systemLibrary(name: "CTimex", path: "Sources/CTimex"),
         .systemLibrary(
             name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
@@ -38,13 +44,15 @@ let package = Package(
         .target(
             name: "Store",
             dependencies: ["CSQLite", .product(name: "Logging", package: "swift-log")]),
+        // What every owned loop needs: a thread with a stop and interruptible pauses, backoff, uptime.
+        .target(name: "Supervision"),
         .target(
             name: "Bus",
-            dependencies: ["CMosquitto", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["CMosquitto", "Supervision", .product(name: "Logging", package: "swift-log")]),
         .target(
             name: "Agent",
             dependencies: [
-                "Store", "Bus", "CGPS", "CSpawn", "StepCounting", "SleepStaging",
+                "Store", "Bus", "Supervision", "CGPS", "CTimex", "CSpawn", "StepCounting", "SleepStaging",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
@@ -54,21 +62,12 @@ let package = Package(
             name: "keepalive",
             dependencies: ["Agent", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
-        // `swift run -c release keepalive-bench`: figures as ratios against baselines run alongside.
-        .executableTarget(
-            name: "keepalive-bench",
-            dependencies: ["Agent", "Store", "Bus", "CSQLite", "TestKit", .product(name: "GRDB", package: "GRDB.swift")],
-            path: "Sources/Bench"),
-
-        // The benchmark's memory baseline: only Foundation and a time zone (see its main.swift).
-        .executableTarget(name: "keepalive-rss-floor", path: "Sources/RSSFloor"),
+        // The benchmarks are a package of their own: Benchmarks/ (scripts/bench.sh).
 
         // Sleep from the heart-rate strap: sleepecg's ws-gru-mesa wake/sleep classifier, ported (docs/sleep.md).
         // Optimised in debug builds too: classifying a night unoptimised takes ~25x the CPU (6.4 s
         // instead of 0.25 s), which the test suite's parallel runs then fight over.
         .target(name: "SleepStaging", exclude: ["Model/LICENSE.sleepecg"], swiftSettings: [.unsafeFlags(["-O"])]),
-        // `keepalive-sleep-bench`: CPU of classifying a night, next to the real sleepecg on the same night.
-        .executableTarget(name: "keepalive-sleep-bench", dependencies: ["SleepStaging"], path: "Sources/SleepBench"),
 
         // Test support: real mosquitto, gpsd via gpsfake, the agent binary, MQTT clients.
         .target(name: "TestKit", dependencies: ["CSpawn"], path: "Tests/TestKit"),

@@ -11,6 +11,7 @@ if ! command -v swift >/dev/null 2>&1; then export PATH="/opt/swift/usr/bin:$PAT
 swift build -c release --product keepalive
 # The agent as deploy/package-deb.sh packages it (Swift runtime linked in): what runs on a Pi.
 swift build -c release --static-swift-stdlib --product keepalive --scratch-path .build-static
-swift build -c release --static-swift-stdlib --product keepalive-rss-floor --scratch-path .build-static
-swift build -c release --product keepalive-bench
-.build/release/keepalive-bench "$@"
+# The benchmarks are a package of their own (Benchmarks/Package.swift), depending on this one.
+swift build --package-path Benchmarks -c release --static-swift-stdlib --product keepalive-rss-floor --scratch-path Benchmarks/.build-static
+swift build --package-path Benchmarks -c release --product keepalive-bench
+Benchmarks/.build/release/keepalive-bench "$@"

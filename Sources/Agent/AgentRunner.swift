@@ -15,7 +15,7 @@ struct AgentRunner {
         do {
             store = try Store(
                 path: config.store.path, synchronous: config.store.synchronous.rawValue,
-                fullCheckMaxBytes: Int64(environmentNumber("KEEPALIVE_STORE_FULL_CHECK_MAX_BYTES") ?? Double(Store.defaultFullCheckMaxBytes)),
+                fullCheckMaxBytes: TestHooks.current.storeFullCheckMaxBytes ?? Store.defaultFullCheckMaxBytes,
                 dayTimeZone: AggregateSettings(config: config).timeZone, logger: logger)
         } catch {
             logger.critical("cannot open the store", metadata: ["path": "\(config.store.path)", "error": "\(error)"])
@@ -94,7 +94,7 @@ struct AgentRunner {
                 logger: Logger(label: "keepalive.gps"))))
         }
         let homeAssistant = HomeAssistantDiscovery(
-            config: config, writer: writer, minimumInterval: .seconds(environmentNumber("KEEPALIVE_HA_REANNOUNCE_MIN_S") ?? 60),
+            config: config, writer: writer, minimumInterval: .seconds(TestHooks.current.homeAssistantReannounceMinS ?? 60),
             logger: Logger(label: "keepalive.homeassistant"))
         let settings = AggregateSettings(config: config)
         let health = HealthPublisher(
@@ -141,7 +141,7 @@ struct AgentRunner {
                         notifier: SystemdNotifier(), heartbeats: heartbeats, board: board, logger: Logger(label: "keepalive.watchdog"))),
                     .init(
                         service: StoreCheckService(
-                            store: store, startAfter: .seconds(environmentNumber("KEEPALIVE_STORE_CHECK_AFTER_S") ?? 60),
+                            store: store, startAfter: .seconds(TestHooks.current.storeCheckAfterS ?? 60),
                             logger: Logger(label: "keepalive.store")),
                         failureTerminationBehavior: .gracefullyShutdownGroup),
                     .init(service: StoreFileWatchService(
@@ -159,10 +159,6 @@ struct AgentRunner {
 }
 
 /// A number from the environment: the tests' way to shorten the agent's waits.
-private func environmentNumber(_ name: String) -> Double? {
-    ProcessInfo.processInfo.environment[name].flatMap(Double.init)
-}
-
 /// Exit codes from sysexits.h for failures `run` cannot recover from.
 enum ExitCodeError: Error {
     /// EX_CANTCREAT: the store cannot be opened or created.

@@ -1,5 +1,6 @@
 import CMosquitto
 import Foundation
+import Supervision
 import Logging
 
 public enum MQTTError: Error, CustomStringConvertible {
@@ -33,18 +34,16 @@ public final class MQTTClient: @unchecked Sendable {
     // Guards everything below, and every libmosquitto call made off the network thread.
     // Recursive: libmosquitto may run a callback inside a publish made under the lock.
     private let lock = NSRecursiveLock()
-    private let wakeUp = NSCondition()
+    private let thread = OwnedThread(name: "mqtt-network")
     private var handle: OpaquePointer?
     private var state: MQTTConnectionState = .disconnected(reason: "not started")
     private var sessionNumber: UInt64 = 0
     private var subscriptions: [String] = []
     private var networkThreadHandlers: [(filter: String, handle: NetworkThreadHandler)] = []
-    private var stopRequested = false
     private var finalMessage: MQTTMessage?
     private var finalMid: Int32?
     private var finalAcknowledged = false
     private var lastRefusal: String?
-    private let finished = DispatchSemaphore(value: 0)
     private var started = false
 
     private static let libraryInitialised: Bool = {
@@ -84,12 +83,7 @@ public final class MQTTClient: @unchecked Sendable {
             precondition(!started, "MQTTClient.start() called twice")
             started = true
         }
-        let thread = Thread { [self] in
-            networkLoop()
-            finished.signal()
-        }
-        thread.name = "mqtt-network"
-        thread.start()
+        thread.start { [self] in networkLoop() }
     }
 
     /// Adds a subscription (QoS 1); it is sent now if connected and again on every connect.
@@ -149,15 +143,12 @@ public final class MQTTClient: @unchecked Sendable {
     /// `timeout` for its acknowledgement when connected, disconnects, and ends the thread.
     public func stop(finalMessage: MQTTMessage? = nil, timeout: Double = 3) {
         let wasStarted = lock.withLock {
-            stopRequested = true
             self.finalMessage = finalMessage
             return started
         }
-        wakeUp.lock()
-        wakeUp.broadcast()
-        wakeUp.unlock()
+        thread.requestStop()
         guard wasStarted else { return }
-        if finished.wait(timeout: .now() + timeout + 2) == .timedOut {
+        if !thread.join(timeout: timeout + 2) {
             logger.warning("MQTT network thread did not stop in time")
         }
         eventSink.finish()
@@ -198,7 +189,7 @@ public final class MQTTClient: @unchecked Sendable {
         }
     }
 
-    private var isStopRequested: Bool { lock.withLock { stopRequested } }
+    private var isStopRequested: Bool { thread.shouldStop }
 
     /// TCP_QUICKACK: Linux leaves quick-ACK mode again as soon as it sees a request/response
     /// pattern (data sent right after data received), so it is re-armed after every turn of the
@@ -312,13 +303,7 @@ public final class MQTTClient: @unchecked Sendable {
     }
 
     private func waitUnlessStopped(seconds: Double) {
-        let deadline = Date().addingTimeInterval(seconds)
-        wakeUp.lock()
-        while !isStopRequested && Date() < deadline {
-            _ = wakeUp.wait(until: min(deadline, Date().addingTimeInterval(1)))
-            markLoop()
-        }
-        wakeUp.unlock()
+        thread.pause(seconds: seconds) { markLoop() }
     }
 
     // MARK: - Callbacks (network thread)

@@ -1,2 +1,1 @@
 #include <gps.h>
-#include <sys/timex.h>

@@ -10,7 +10,3 @@ public struct KeepAliveCommand: AsyncParsableCommand {
 
     public init() {}
 }
-
-public enum KeepAliveVersion {
-    public static let string = "0.1.0"
-}

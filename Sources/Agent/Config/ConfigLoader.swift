@@ -183,8 +183,8 @@ public enum ConfigLoader {
             if let problem = TopicRules.problemWithFilter(hr.topic) { throw section.error("topic", problem) }
         case .serial:
             if hr.serialDevice.isEmpty { throw section.error("serial_device", "is required when transport = \"serial\"") }
-            if SerialLineSource.speeds[hr.baud] == nil {
-                throw section.error("baud", "must be a standard line speed (\(SerialLineSource.speeds.keys.sorted().map(String.init).joined(separator: ", "))), got \(hr.baud)")
+            if LineSpeed.termios[hr.baud] == nil {
+                throw section.error("baud", "must be a standard line speed (\(LineSpeed.termios.keys.sorted().map(String.init).joined(separator: ", "))), got \(hr.baud)")
             }
         case .command:
             if hr.command.isEmpty || hr.command[0].isEmpty {

@@ -1,6 +1,6 @@
-import Bus
 import Foundation
 import Logging
+import Supervision
 
 /// Reads gpsd on a thread of its own (libgps blocks) and reports what happens as events.
 ///
@@ -35,10 +35,7 @@ final class GPSReader: @unchecked Sendable {
     private let backoffMax: Double
     private let logger: Logger
     private let clock: any SystemClock
-    private let lock = NSLock()
-    private let wakeUp = NSCondition()
-    private var stopRequested = false
-    private let finished = DispatchSemaphore(value: 0)
+    private let thread = OwnedThread(name: "gps-reader")
 
     init(host: String, port: Int, fixTimeout: Double, backoffMax: Double, clock: any SystemClock, dropped: ReasonCounter, logger: Logger) {
         self.dropped = dropped
@@ -51,24 +48,18 @@ final class GPSReader: @unchecked Sendable {
     }
 
     func start() {
-        let thread = Thread { [self] in
+        thread.start { [self] in
             readLoop()
             handoff.finish()
-            finished.signal()
         }
-        thread.name = "gps-reader"
-        thread.start()
     }
 
     func stop() {
-        lock.withLock { stopRequested = true }
-        wakeUp.lock()
-        wakeUp.broadcast()
-        wakeUp.unlock()
-        _ = finished.wait(timeout: .now() + 3)
+        thread.requestStop()
+        thread.join(timeout: 3)
     }
 
-    private var isStopRequested: Bool { lock.withLock { stopRequested } }
+    private var isStopRequested: Bool { thread.shouldStop }
 
     private func readLoop() {
         var connectBackoff = Backoff(minimum: 1, maximum: backoffMax)
@@ -147,13 +138,7 @@ final class GPSReader: @unchecked Sendable {
 
     /// Waits, reporting `.idle` every second: the thread is alive (watchdog) even when waiting.
     private func pause(seconds: Double) {
-        let deadline = Date().addingTimeInterval(seconds)
-        wakeUp.lock()
-        while !isStopRequested && Date() < deadline {
-            _ = wakeUp.wait(until: min(deadline, Date().addingTimeInterval(1)))
-            _ = handoff.offer([.idle(at: clock.now())])
-        }
-        wakeUp.unlock()
+        thread.pause(seconds: seconds) { _ = handoff.offer([.idle(at: clock.now())]) }
     }
 
     private static func format(_ seconds: Double) -> String { String(format: "%.1f", seconds) }

@@ -1,17 +1,6 @@
 import StepCounting
 import Store
 
-/// How a day's steps are counted: from `[steps]` (docs/steps.md).
-struct StepSettings: Sendable, Equatable {
-    /// What each foot pod's cadence counts, by sensor id; `defaultUnit` for the others.
-    var cadenceUnits: [String: CadenceUnit] = [:]
-    var defaultUnit: CadenceUnit = .steps
-    /// A gap between two RSC notifications longer than this counts no steps (a dropout).
-    var dropoutMs: Int64 = 10_000
-
-    func unit(for sensor: String) -> CadenceUnit { cadenceUnits[sensor] ?? defaultUnit }
-}
-
 /// The steps part of a day's aggregate, and the step figures of its 15-minute timeline buckets,
 /// folded one step record at a time.
 ///

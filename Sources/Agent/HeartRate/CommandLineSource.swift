@@ -1,7 +1,7 @@
-import Bus
 import CSpawn
 import Foundation
 import Logging
+import Supervision
 
 /// Bridge messages from a child process's stdout (`[hr] transport = "command"`). The child runs
 /// in its own process group and dies with the agent (PR_SET_PDEATHSIG, also on SIGKILL of the

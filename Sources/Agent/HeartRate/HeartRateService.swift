@@ -1,8 +1,8 @@
-import Bus
 import Foundation
 import Logging
 import ServiceLifecycle
 import Store
+import Supervision
 
 /// Turns bridge messages into stored heart-rate notifications and step records (a foot pod's
 /// RSC notifications, step windows counted from a strap's accelerometer): parses (malformed lines are

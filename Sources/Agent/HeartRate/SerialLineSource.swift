@@ -1,6 +1,6 @@
-import Bus
 import Foundation
 import Logging
+import Supervision
 
 /// Bridge messages as NDJSON lines from a tty (`[hr] transport = "serial"`), in raw mode at
 /// `baud`. `reacquire()` closes and reopens the device; an unplugged device is reopened with a
@@ -16,17 +16,9 @@ final class SerialLineSource: HeartRateTransport, @unchecked Sendable {
     private let reopenMaxS: Double
     private let logger: Logger
 
-    /// The line speeds termios offers, by baud.
-    static let speeds: [Int: speed_t] = [
-        1200: speed_t(B1200), 2400: speed_t(B2400), 4800: speed_t(B4800), 9600: speed_t(B9600), 19_200: speed_t(B19200),
-        38_400: speed_t(B38400), 57_600: speed_t(B57600), 115_200: speed_t(B115200), 230_400: speed_t(B230400),
-        460_800: speed_t(B460800), 921_600: speed_t(B921600), 1_000_000: speed_t(B1000000), 2_000_000: speed_t(B2000000),
-        3_000_000: speed_t(B3000000), 4_000_000: speed_t(B4000000),
-    ]
-
     init(path: String, baud: Int, maxLineBytes: Int, reopenMaxS: Double, logger: Logger) {
         self.path = path
-        self.speed = Self.speeds[baud] ?? speed_t(B115200)
+        self.speed = LineSpeed.termios[baud] ?? speed_t(B115200)
         self.maxLineBytes = maxLineBytes
         thread = TransportThread(maxLineBytes: maxLineBytes)
         self.reopenMaxS = reopenMaxS

@@ -1,4 +1,5 @@
 import Foundation
+import Supervision
 
 /// What every heart-rate transport needs: a bounded handoff of its events to the heart-rate
 /// service, a thread that finishes the events when its loop returns, a stop flag the loop
@@ -16,9 +17,8 @@ final class TransportThread: @unchecked Sendable {
     private let maxLineBytes: Int
     var events: BoundedHandoff<HeartRateTransportEvent>.Events { handoff.events }
     private let lock = NSLock()
-    private var stopRequested = false
     private var reacquireRequested = false
-    private let finished = DispatchSemaphore(value: 0)
+    private var thread: OwnedThread?
 
     init(maxLineBytes: Int, capacity: Int = TransportThread.defaultCapacity) {
         self.maxLineBytes = maxLineBytes
@@ -36,24 +36,25 @@ final class TransportThread: @unchecked Sendable {
 
     /// Runs `loop` on a new thread named `name`; the events end when it returns.
     func start(name: String, _ loop: @escaping @Sendable () -> Void) {
-        let thread = Thread { [self] in
+        let thread = OwnedThread(name: name)
+        lock.withLock { self.thread = thread }
+        thread.start { [self] in
             loop()
             handoff.finish()
-            finished.signal()
         }
-        thread.name = name
-        thread.start()
     }
 
     /// Ends the events without a thread (a transport fed from elsewhere, see `MQTTBridgeSource`).
     func finish() { handoff.finish() }
 
-    var shouldStop: Bool { lock.withLock { stopRequested } }
+    private var owned: OwnedThread? { lock.withLock { thread } }
 
-    func requestStop() { lock.withLock { stopRequested = true } }
+    var shouldStop: Bool { owned?.shouldStop ?? false }
+
+    func requestStop() { owned?.requestStop() }
 
     /// Waits up to `seconds` for the loop to return.
-    func waitUntilFinished(seconds: Double) { _ = finished.wait(timeout: .now() + seconds) }
+    func waitUntilFinished(seconds: Double) { owned?.join(timeout: seconds) }
 
     func requestReacquire() { lock.withLock { reacquireRequested = true } }
 
@@ -99,15 +100,5 @@ final class TransportThread: @unchecked Sendable {
     func idle() { _ = handoff.offer([.idle]) }
 
     /// Waits `seconds` unless asked to stop, reporting `.idle` every second.
-    func pause(seconds: Double) {
-        let deadline = Date().addingTimeInterval(seconds)
-        var lastIdle = Date()
-        while !shouldStop && Date() < deadline {
-            usleep(50_000)
-            if Date().timeIntervalSince(lastIdle) >= 1 {
-                idle()
-                lastIdle = Date()
-            }
-        }
-    }
+    func pause(seconds: Double) { owned?.pause(seconds: seconds) { idle() } }
 }

@@ -44,9 +44,8 @@ actor SampleWriter: Service, CustomStringConvertible {
     private var stopped = false
 
     private let heartbeats: LoopHeartbeats
-    /// Fault injection for the watchdog test: `KEEPALIVE_FAULT_WEDGE_WRITER_AFTER_S=N` makes this
-    /// loop stop going round after N seconds, as a writer stuck in a system call would.
-    private let wedgeAfter: Double? = ProcessInfo.processInfo.environment["KEEPALIVE_FAULT_WEDGE_WRITER_AFTER_S"].flatMap(Double.init)
+    /// Fault injection for the watchdog test (`TestHooks.wedgeWriterAfterS`).
+    private let wedgeAfter: Double? = TestHooks.current.wedgeWriterAfterS
 
     init(store: Store, drain: OutboxDrain, board: SensorBoard, counters: IngestCounters, heartbeats: LoopHeartbeats, batchMs: Int,
          maxPendingFixes: Int = 50_000, maxPendingHeartRates: Int = 20_000, flushThreshold: Int = 1000, logger: Logger) {

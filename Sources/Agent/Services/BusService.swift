@@ -2,6 +2,7 @@ import Bus
 import Foundation
 import Logging
 import ServiceLifecycle
+import Supervision
 
 /// Runs the MQTT connection for the agent's lifetime: starts it, feeds its events to the outbox
 /// drain and to whoever subscribed, and on shutdown publishes the offline status and disconnects.

@@ -140,9 +140,10 @@ enum BenchAgent {
 
     static var isStatic: Bool { binary.contains("/.build-static/") }
 
-    /// Peak RSS (KiB) of `keepalive-rss-floor` built next to the agent, if it was built.
+    /// Peak RSS (KiB) of `keepalive-rss-floor` built the same way (scripts/bench.sh: static, in
+    /// Benchmarks/.build-static), if it was built.
     static func rssFloorKiB(timeZone: String) async -> Int? {
-        let floor = (binary as NSString).deletingLastPathComponent + "/keepalive-rss-floor"
+        let floor = "\(Tools.packageRoot)/Benchmarks/\(isStatic ? ".build-static" : ".build")/release/keepalive-rss-floor"
         guard FileManager.default.isExecutableFile(atPath: floor),
             let process = try? ManagedProcess(name: "rss-floor", executable: floor, arguments: [timeZone])
         else { return nil }

@@ -1,7 +1,7 @@
 import Foundation
 import SleepStaging
 
-// `swift build -c release --product keepalive-sleep-bench && .build/release/keepalive-sleep-bench`
+// `swift build --package-path Benchmarks -c release --product keepalive-sleep-bench && Benchmarks/.build/release/keepalive-sleep-bench`
 //
 // What classifying a night costs: a 9-hour night assembled from the real hour of RR intervals the
 // repository ships (Tests/Fixtures/hr/nsr-60min.ndjson; nine copies, every other one reversed),
@@ -11,7 +11,9 @@ import SleepStaging
 // numpy backend) in the venv of scripts/sleepecg/venv.sh, its own process CPU time, best of 3.
 // `--no-python` leaves the baseline out.
 
-let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+// The agent's package root (this file is Benchmarks/Sources/SleepBench/main.swift).
+let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().path
 
 func cpuSeconds() -> Double {
     var usage = rusage()

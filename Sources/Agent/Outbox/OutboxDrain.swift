@@ -2,6 +2,7 @@ import Bus
 import Foundation
 import Logging
 import Store
+import Supervision
 
 /// Moves messages from the store's outbox to the broker, in order, at most `maxInflight` at a
 /// time awaiting PUBACK, and deletes each from the outbox only once it is acknowledged.

@@ -7,7 +7,7 @@ import Logging
 import Store
 import TestKit
 
-/// `swift run -c release keepalive-bench [ingest|e2e|dayread|outbox|query|steady]…` (`ingest` includes `e2e`)
+/// `scripts/bench.sh [ingest|e2e|dayread|outbox|query|steady]…` (`ingest` includes `e2e`)
 ///
 /// Every figure is printed next to a baseline measured in the same run on the same machine:
 /// a raw prepared-insert loop for ingest, `mosquitto_pub -q 1` for the outbox drain.
