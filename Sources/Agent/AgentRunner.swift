@@ -44,15 +44,15 @@ struct AgentRunner {
         let board = SensorBoard()
         let counters = IngestCounters(logger: Logger(label: "keepalive.ingest"))
         let heartbeats = LoopHeartbeats()
+        let clock = KernelClock()
         let writer = SampleWriter(
             store: store, drain: drain, board: board, counters: counters, heartbeats: heartbeats, batchMs: config.store.batchMs,
             logger: Logger(label: "keepalive.ingest"))
         let location = LocationPublisher(
             topicRoot: config.topicRoot, mirrorTopic: config.mqtt.owntracksTopic.isEmpty ? nil : config.mqtt.owntracksTopic,
-            intervalS: config.schedule.locationIntervalS, deviceID: config.device.id, writer: writer,
+            intervalS: config.schedule.locationIntervalS, deviceID: config.device.id, writer: writer, clock: clock,
             logger: Logger(label: "keepalive.location"))
         var sensors: [ServiceGroupConfiguration.ServiceConfiguration] = []
-        let clock = KernelClock()
         let heartRateSource: (any HeartRateTransport)?
         switch config.hr.transport {
         case .udp:

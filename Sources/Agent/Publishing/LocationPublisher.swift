@@ -13,6 +13,9 @@ actor LocationPublisher: Service, CustomStringConvertible {
     private let intervalS: Int
     private let trackerID: String
     private let writer: SampleWriter
+    /// The clock the slots are cut on and fixes are judged stale by: the one that stamps a
+    /// fix's `receivedMs` (`KernelClock`; a fake one in tests).
+    private let clock: any SystemClock
     private let logger: Logger
     /// The slot (its start, Unix s) whose message went out last.
     private var lastSlot: Int64?
@@ -21,12 +24,16 @@ actor LocationPublisher: Service, CustomStringConvertible {
     /// filled with catch-up messages.
     static let maximumCatchUpSlots: Int64 = 12
 
-    init(topicRoot: String, mirrorTopic: String?, intervalS: Int, deviceID: String, writer: SampleWriter, logger: Logger) {
+    init(
+        topicRoot: String, mirrorTopic: String?, intervalS: Int, deviceID: String, writer: SampleWriter,
+        clock: any SystemClock = KernelClock(), logger: Logger
+    ) {
         topic = "\(topicRoot)/location"
         self.mirrorTopic = mirrorTopic
         self.intervalS = intervalS
         trackerID = Self.trackerID(for: deviceID)
         self.writer = writer
+        self.clock = clock
         self.logger = logger
     }
 
@@ -40,7 +47,7 @@ actor LocationPublisher: Service, CustomStringConvertible {
 
     func run() async throws {
         while !Task.isShuttingDownGracefully {
-            let now = Date().timeIntervalSince1970
+            let now = clock.now().timeIntervalSince1970
             let nextSlot = (Int64(now) / Int64(intervalS) + 1) * Int64(intervalS)
             let wait = Double(nextSlot) - now
             guard await sleepUnlessShuttingDown(for: .seconds(wait)) else { return }
@@ -53,7 +60,9 @@ actor LocationPublisher: Service, CustomStringConvertible {
         await publish(slotTime: nil)
     }
 
-    private func publishSlots(upTo slot: Int64) async {
+    /// Publishes the slot starting at `slot` (Unix s), and the slots missed since the last one
+    /// when the gap is small (a clock jump is not filled).
+    func publishSlots(upTo slot: Int64) async {
         let step = Int64(intervalS)
         var from = slot
         if let lastSlot, slot > lastSlot {
@@ -73,7 +82,7 @@ actor LocationPublisher: Service, CustomStringConvertible {
     }
 
     private func publish(slotTime: Int64?) async {
-        let now = Date()
+        let now = clock.now()
         let fix = await writer.latestFix
         // Stale: the newest fix arrived more than one interval ago. Judged by when it arrived,
         // not its GPS time, which may be far off (see the clock rule).
