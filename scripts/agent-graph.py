@@ -56,9 +56,11 @@ def main():
     folders = sorted({f for pair in edges for f in pair} | set(owner.values()))
     cycles = find_cycles(folders, {(a, b) for a, b in edges})
     if "--mermaid" in sys.argv:
+        def label(folder):
+            return "AgentRunner" if folder == "." else folder
         print("```mermaid\ngraph LR")
         for (a, b) in sorted(edges):
-            print(f"  {a.replace('.', 'root')} --> {b.replace('.', 'root')}")
+            print(f"  {label(a)} --> {label(b)}")
         print("```")
     else:
         for (a, b), names in sorted(edges.items()):

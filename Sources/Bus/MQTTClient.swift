@@ -35,7 +35,7 @@ public final class MQTTClient: @unchecked Sendable {
     // Recursive: libmosquitto may run a callback inside a publish made under the lock.
     private let lock = NSRecursiveLock()
     private let thread = OwnedThread(name: "mqtt-network")
-    private var handle: OpaquePointer?
+    private let handle: MosquittoHandle
     private var state: MQTTConnectionState = .disconnected(reason: "not started")
     private var sessionNumber: UInt64 = 0
     private var subscriptions: [String] = []
@@ -46,20 +46,11 @@ public final class MQTTClient: @unchecked Sendable {
     private var lastRefusal: String?
     private var started = false
 
-    private static let libraryInitialised: Bool = {
-        mosquitto_lib_init()
-        return true
-    }()
-
     public init(options: MQTTClientOptions, logger: Logger) {
-        _ = Self.libraryInitialised
         self.options = options
         self.logger = logger
+        handle = MosquittoHandle(options: options)
         (events, eventSink) = AsyncStream.makeStream(of: MQTTEvent.self, bufferingPolicy: .unbounded)
-    }
-
-    deinit {
-        if let handle { mosquitto_destroy(handle) }
     }
 
     public var connectionState: MQTTConnectionState { lock.withLock { state } }
@@ -90,9 +81,7 @@ public final class MQTTClient: @unchecked Sendable {
     public func subscribe(_ filter: String) {
         lock.withLock {
             subscriptions.append(filter)
-            if state == .connected, let handle {
-                mosquitto_subscribe_v5(handle, nil, filter, 1, 0, nil)
-            }
+            if state == .connected { handle.subscribe(filter) }
         }
     }
 
@@ -111,9 +100,7 @@ public final class MQTTClient: @unchecked Sendable {
     /// Sends SUBSCRIBE again for a filter already added (a stalled source asks the broker anew).
     public func resubscribe(_ filter: String) {
         lock.withLock {
-            if state == .connected, let handle, subscriptions.contains(filter) {
-                mosquitto_subscribe_v5(handle, nil, filter, 1, 0, nil)
-            }
+            if state == .connected, subscriptions.contains(filter) { handle.subscribe(filter) }
         }
     }
 
@@ -121,20 +108,13 @@ public final class MQTTClient: @unchecked Sendable {
     /// Throws `notConnected` while there is no connection: queue it yourself.
     public func publish(_ message: MQTTMessage) throws -> (session: UInt64, mid: Int32) {
         try lock.withLock {
-            guard state == .connected, let handle else { throw MQTTError.notConnected }
-            var mid: Int32 = 0
-            var properties = options.protocolVersion == 5 ? MosquittoProperties.make(message.properties) : nil
-            defer { mosquitto_property_free_all(&properties) }
-            let rc = message.payload.withUnsafeBytes { payload in
-                mosquitto_publish_v5(
-                    handle, &mid, message.topic, Int32(payload.count), payload.baseAddress, message.qos.rawValue,
-                    message.retain, properties)
-            }
+            guard state == .connected else { throw MQTTError.notConnected }
+            let (rc, mid) = handle.publish(message)
             guard rc == MOSQ_ERR_SUCCESS.rawValue else {
                 if rc == MOSQ_ERR_NO_CONN.rawValue { throw MQTTError.notConnected }
-                throw MQTTError.publishFailed(Self.describe(rc))
+                throw MQTTError.publishFailed(MosquittoHandle.describe(rc))
             }
-            acknowledgeAtOnce()
+            handle.acknowledgeAtOnce()
             return (sessionNumber, mid)
         }
     }
@@ -164,19 +144,19 @@ public final class MQTTClient: @unchecked Sendable {
                 var loopCode: Int32 = MOSQ_ERR_SUCCESS.rawValue
                 while !isStopRequested {
                     markLoop()
-                    loopCode = mosquitto_loop(handle, 100, 1)
-                    acknowledgeAtOnce()
+                    loopCode = handle.loop(timeoutMs: 100)
+                    handle.acknowledgeAtOnce()
                     if loopCode != MOSQ_ERR_SUCCESS.rawValue { break }
                 }
                 if isStopRequested {
                     shutDownConnection()
                     break
                 }
-                let reason = lock.withLock { lastRefusal } ?? Self.describe(loopCode)
+                let reason = lock.withLock { lastRefusal } ?? MosquittoHandle.describe(loopCode)
                 endSession(reason: reason)
                 if lock.withLock({ lastRefusal }) == nil { backoff.reset() }
             } else {
-                endSession(reason: lock.withLock { lastRefusal } ?? Self.describe(connectCode))
+                endSession(reason: lock.withLock { lastRefusal } ?? MosquittoHandle.describe(connectCode))
             }
             let delay = backoff.nextDelay()
             logger.info("MQTT reconnecting", metadata: ["in_s": "\(String(format: "%.1f", delay))", "broker": "\(options.host):\(options.port)"])
@@ -184,85 +164,24 @@ public final class MQTTClient: @unchecked Sendable {
         }
         lock.withLock {
             state = .stopped
-            if let handle { mosquitto_destroy(handle) }
-            handle = nil
+            handle.destroy()
         }
     }
 
     private var isStopRequested: Bool { thread.shouldStop }
-
-    /// TCP_QUICKACK: Linux leaves quick-ACK mode again as soon as it sees a request/response
-    /// pattern (data sent right after data received), so it is re-armed after every turn of the
-    /// loop and every publish. Without it our ACK of the broker's PUBACK waits up to 40 ms, and a
-    /// broker with Nagle on (mosquitto's default) holds its next packet to us — the next
-    /// request — until that ACK comes.
-    private func acknowledgeAtOnce() {
-        guard options.lowLatencyTCP else { return }
-        let socket = mosquitto_socket(handle)
-        guard socket >= 0 else { return }
-        var on: Int32 = 1
-        setsockopt(socket, Int32(IPPROTO_TCP), TCP_QUICKACK, &on, socklen_t(MemoryLayout<Int32>.size))
-    }
 
     /// Creates a fresh libmosquitto session with every option set, and connects (blocking).
     private func connectOnce() -> Int32 {
         lock.withLock {
             lastRefusal = nil
             state = .connecting
-            if handle == nil {
-                handle = mosquitto_new(options.clientID, false, Unmanaged.passUnretained(self).toOpaque())
-            } else {
-                mosquitto_reinitialise(handle, options.clientID, false, Unmanaged.passUnretained(self).toOpaque())
-            }
-            guard let handle else { return MOSQ_ERR_NOMEM.rawValue }
-            if let problem = configure(handle) {
+            if let problem = handle.renew(userdata: Unmanaged.passUnretained(self).toOpaque()) {
                 lastRefusal = problem
                 return MOSQ_ERR_INVAL.rawValue
             }
-            var properties: OpaquePointer? = nil
-            defer { mosquitto_property_free_all(&properties) }
-            if options.protocolVersion == 5 {
-                mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), options.sessionExpiryS)
-                mosquitto_property_add_int16(&properties, Int32(MQTT_PROP_RECEIVE_MAXIMUM.rawValue), options.receiveMaximum)
-            }
             logger.debug("MQTT connecting", metadata: ["broker": "\(options.host):\(options.port)"])
-            return mosquitto_connect_bind_v5(handle, options.host, Int32(options.port), Int32(options.keepaliveS), nil, properties)
+            return handle.connect()
         }
-    }
-
-    /// Applies protocol, callbacks, will, credentials and TLS; returns a problem or nil.
-    private func configure(_ handle: OpaquePointer) -> String? {
-        mosquitto_threaded_set(handle, true)
-        mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, options.protocolVersion == 5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311)
-        // Small messages go out at once instead of waiting on Nagle for the previous one's ACK.
-        mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, options.lowLatencyTCP ? 1 : 0)
-        mosquitto_connect_v5_callback_set(handle, mosquittoOnConnect)
-        mosquitto_disconnect_v5_callback_set(handle, mosquittoOnDisconnect)
-        mosquitto_publish_v5_callback_set(handle, mosquittoOnPublish)
-        mosquitto_message_v5_callback_set(handle, mosquittoOnMessage)
-        mosquitto_log_callback_set(handle, mosquittoOnLog)
-        if let will = options.will {
-            var properties = options.protocolVersion == 5 ? MosquittoProperties.make(will.properties) : nil
-            let rc = will.payload.withUnsafeBytes { payload in
-                mosquitto_will_set_v5(
-                    handle, will.topic, Int32(payload.count), payload.baseAddress, will.qos.rawValue, will.retain, properties)
-            }
-            // On success libmosquitto owns (and frees) the will's property list; on failure we do.
-            if rc != MOSQ_ERR_SUCCESS.rawValue {
-                mosquitto_property_free_all(&properties)
-                return "will: \(Self.describe(rc))"
-            }
-        }
-        if let username = options.username {
-            let rc = mosquitto_username_pw_set(handle, username, options.password)
-            if rc != MOSQ_ERR_SUCCESS.rawValue { return "credentials: \(Self.describe(rc))" }
-        }
-        if let tls = options.tls {
-            let rc = mosquitto_tls_set(handle, tls.cafile, nil, tls.certfile, tls.keyfile, nil)
-            if rc != MOSQ_ERR_SUCCESS.rawValue { return "TLS setup: \(Self.describe(rc))" }
-            mosquitto_tls_insecure_set(handle, tls.insecure)
-        }
-        return nil
     }
 
     /// A clean stop while connected: the final message, its PUBACK (bounded), DISCONNECT.
@@ -273,16 +192,16 @@ public final class MQTTClient: @unchecked Sendable {
             if let published = try? publish(message) {
                 lock.withLock { finalMid = published.mid }
                 while Date() < deadline, !lock.withLock({ finalAcknowledged }) {
-                    if mosquitto_loop(handle, 50, 1) != MOSQ_ERR_SUCCESS.rawValue { break }
+                    if handle.loop(timeoutMs: 50) != MOSQ_ERR_SUCCESS.rawValue { break }
                 }
             }
         }
         lock.withLock {
             // v5: if the final message was not acknowledged, 0x04 "disconnect with will message"
             // has the broker publish the will instead, so the offline state still gets out.
-            if let handle { mosquitto_disconnect_v5(handle, finalAcknowledged || finalMessage == nil ? 0 : 4, nil) }
+            handle.disconnect(reasonCode: finalAcknowledged || finalMessage == nil ? 0 : 4)
         }
-        for _ in 0..<5 where mosquitto_loop(handle, 20, 1) == MOSQ_ERR_SUCCESS.rawValue {}
+        for _ in 0..<5 where handle.loop(timeoutMs: 20) == MOSQ_ERR_SUCCESS.rawValue {}
         eventSink.yield(.disconnected(reason: "stopped"))
     }
 
@@ -310,15 +229,13 @@ public final class MQTTClient: @unchecked Sendable {
 
     func didConnect(returnCode: Int32, receiveMaximum: Int?) {
         guard returnCode == 0 else {
-            let reason = "refused by broker: \(String(cString: mosquitto_reason_string(returnCode)))"
+            let reason = "refused by broker: \(MosquittoHandle.reasonString(returnCode))"
             lock.withLock { lastRefusal = reason }
             return
         }
         let session = lock.withLock {
             state = .connected
-            for filter in subscriptions {
-                mosquitto_subscribe_v5(handle, nil, filter, 1, 0, nil)
-            }
+            for filter in subscriptions { handle.subscribe(filter) }
             return sessionNumber
         }
         logger.info("MQTT connected", metadata: ["broker": "\(options.host):\(options.port)", "client_id": "\(options.clientID)"])
@@ -355,10 +272,5 @@ public final class MQTTClient: @unchecked Sendable {
         } else {
             logger.trace("libmosquitto: \(text)")
         }
-    }
-
-    static func describe(_ code: Int32) -> String {
-        if code == MOSQ_ERR_ERRNO.rawValue { return String(cString: strerror(errno)) }
-        return String(cString: mosquitto_strerror(code))
     }
 }

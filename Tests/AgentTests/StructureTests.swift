@@ -1,0 +1,37 @@
+import Foundation
+import Testing
+import TestKit
+
+/// The layout rules of docs/design.md, held: no folder of Sources/Agent uses one that uses it
+/// back, the graph in design.md is the one the script makes today, and no source file outgrows
+/// 400 lines.
+@Suite("Code structure")
+struct StructureTests {
+    @Test("no folder cycle inside Agent, and docs/design.md shows the graph scripts/agent-graph.py makes")
+    func folderGraph() async throws {
+        let root = Tools.packageRoot
+        let check = try ManagedProcess(name: "agent-graph", executable: Tools.find("python3"), arguments: ["\(root)/scripts/agent-graph.py"])
+        #expect(await check.waitForExit(timeout: 60) == 0, "folder cycles:\n\(check.text)")
+        let mermaid = try ManagedProcess(
+            name: "agent-graph --mermaid", executable: Tools.find("python3"), arguments: ["\(root)/scripts/agent-graph.py", "--mermaid"])
+        #expect(await mermaid.waitForExit(timeout: 60) == 0)
+        let design = try String(contentsOfFile: "\(root)/docs/design.md", encoding: .utf8)
+        let shown = try #require(design.components(separatedBy: "<!-- agent-graph:begin -->").last?.components(separatedBy: "<!-- agent-graph:end -->").first)
+        #expect(shown.trimmingCharacters(in: .whitespacesAndNewlines) == mermaid.text.trimmingCharacters(in: .whitespacesAndNewlines),
+                "docs/design.md's graph is out of date: run scripts/agent-graph.py --mermaid and paste it in")
+    }
+
+    @Test("no source file over 400 lines")
+    func fileSizes() throws {
+        var long: [String] = []
+        for directory in ["Sources", "Benchmarks/Sources"] {
+            let base = "\(Tools.packageRoot)/\(directory)"
+            guard let files = FileManager.default.enumerator(atPath: base) else { continue }
+            for case let file as String in files where file.hasSuffix(".swift") {
+                let lines = try String(contentsOfFile: "\(base)/\(file)", encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).count
+                if lines > 400 { long.append("\(directory)/\(file): \(lines)") }
+            }
+        }
+        #expect(long.isEmpty, "split these by concern: \(long)")
+    }
+}
