@@ -62,6 +62,21 @@ struct ConfigTests {
         #expect(keyLines == summaryKeys)
     }
 
+    @Test("config.toml documents exactly the keys ConfigKeys declares, section by section, and check-config prints each of them once")
+    func rootConfigMatchesTheDeclarations() throws {
+        let text = try String(contentsOfFile: "\(Tools.packageRoot)/config.toml", encoding: .utf8)
+        var documented: [String] = []
+        var section = ""
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            if line.hasPrefix("[") { section = String(line.dropFirst().prefix { $0 != "]" }) }
+            if let equals = line.range(of: " = ") { documented.append("\(section).\(line[..<equals.lowerBound])") }
+        }
+        let declared = ConfigKeys.all.map { "\($0.section).\($0.name)" }
+        #expect(documented == declared, "config.toml and ConfigKeys differ: \(Set(documented).symmetricDifference(declared).sorted())")
+        let printed = ConfigSummary(try parse("")).text.split(separator: "\n").filter { $0.contains(" = ") }
+        #expect(printed.count == declared.count)
+    }
+
     @Test("values are read with their types")
     func readsValues() throws {
         let config = try parse("""

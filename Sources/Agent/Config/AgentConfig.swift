@@ -130,3 +130,26 @@ extension AgentConfig {
     /// `<prefix>/<device>`, the root of every topic the agent publishes.
     public var topicRoot: String { "\(mqtt.prefix)/\(device.id)" }
 }
+
+extension AgentConfig {
+    /// Every field empty or zero: what `ConfigLoader` fills in key by key (`ConfigKeys`, where
+    /// the defaults are).
+    static var blank: AgentConfig {
+        AgentConfig(
+            device: Device(id: "", timezone: ""),
+            mqtt: MQTT(
+                host: "", port: 0, protocolVersion: .v5, tls: false, cafile: "", certfile: "", keyfile: "", tlsInsecure: false,
+                username: "", passwordFile: "", password: nil, clientKey: nil, prefix: "", clientID: "", keepaliveS: 0,
+                sessionExpiryS: 0, reconnectMinS: 0, reconnectMaxS: 0, maxInflight: 0, owntracksTopic: ""),
+            gps: GPS(enabled: false, host: "", port: 0, fixTimeoutS: 0, maxRateHz: 0, reconnectMaxS: 0),
+            hr: HeartRate(
+                transport: .none, topic: "", serialDevice: "", baud: 0, command: [], udpPort: 0, stallTimeoutS: 0, reacquireMaxS: 0,
+                maxLineBytes: 0),
+            store: Store(path: "", synchronous: .full, batchMs: 0, retentionDays: 0, maxBytes: 0),
+            schedule: Schedule(locationIntervalS: 0, todayIntervalS: 0, statusIntervalS: 0, dailyGraceS: 0),
+            query: Query(extraTopics: [], ratePerS: 0, burst: 0, maxReplyBytes: 0, replyTopics: []),
+            health: Health(maxHR: 0, restingHR: 0),
+            steps: StepSettings(),
+            homeAssistant: HomeAssistant(enabled: false, discoveryPrefix: "", birthTopic: ""))
+    }
+}

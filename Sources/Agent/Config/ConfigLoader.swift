@@ -1,15 +1,11 @@
 import Bus
 import Foundation
-import StepCounting
 
-/// Turns `config.toml` into an `AgentConfig`, or one `ConfigError` naming the first bad key.
-///
-/// The defaults here are what a Pi needs out of the box (broker and gpsd on 127.0.0.1, the
-/// store under /var/lib/keepalive); the root `config.toml` documents the same values.
+/// Turns `config.toml` into an `AgentConfig`, or one `ConfigError` naming the first bad key: the
+/// keys as `ConfigKeys` declares them, section by section, then the checks that involve more
+/// than one key.
 public enum ConfigLoader {
     public static let defaultPath = "/etc/keepalive/config.toml"
-    static let sections = ["device", "mqtt", "gps", "hr", "store", "schedule", "query", "health", "steps", "homeassistant"]
-
     public static func load(path: String, system: SystemDefaults = .current, credentials: SystemdCredentials = .current) throws
         -> AgentConfig
     {
@@ -27,78 +23,62 @@ public enum ConfigLoader {
         text: String, file: String = "config.toml", system: SystemDefaults = .current, credentials: SystemdCredentials = .current
     ) throws -> AgentConfig {
         let document = try ConfigDocument(file: file, text: text)
-        try document.rejectUnknownSections(known: sections)
-
-        let device = try readDevice(document.section("device"), system: system)
-        let mqtt = try readMQTT(document.section("mqtt"), device: device, credentials: credentials)
-        let config = AgentConfig(
-            device: device,
-            mqtt: mqtt,
-            gps: try readGPS(document.section("gps")),
-            hr: try readHeartRate(document.section("hr")),
-            store: try readStore(document.section("store")),
-            schedule: try readSchedule(document.section("schedule")),
-            query: try readQuery(document.section("query"), prefix: mqtt.prefix),
-            health: try readHealth(document.section("health")),
-            steps: try readSteps(document.section("steps")),
-            homeAssistant: try readHomeAssistant(document.section("homeassistant")))
+        try document.rejectUnknownSections(known: ConfigKeys.sections)
+        var config = AgentConfig.blank
+        for name in ConfigKeys.sections {
+            let section = try document.section(name)
+            if name == "mqtt" { try refusePassword(in: section) }
+            for key in ConfigKeys.all where key.section == name { try key.read(section, &config) }
+            try section.rejectUnknownKeys()
+            try check(section, &config, system: system, credentials: credentials)
+        }
         return config
     }
 
-    private static func readDevice(_ section: ConfigSection, system: SystemDefaults) throws -> AgentConfig.Device {
-        let id = try section.string("id", default: "")
-        let timezone = try section.string("timezone", default: "")
-        try section.rejectUnknownKeys()
-        let device = AgentConfig.Device(
-            id: id.isEmpty ? system.deviceID : id,
-            timezone: timezone.isEmpty ? system.timezone : timezone)
+    /// The checks of a section that involve more than one key, or the system, after its keys were read.
+    private static func check(_ section: ConfigSection, _ config: inout AgentConfig, system: SystemDefaults, credentials: SystemdCredentials) throws {
+        switch section.name {
+        case "device": try checkDevice(section, &config.device, system: system)
+        case "mqtt": try checkMQTT(section, &config.mqtt, device: config.device, credentials: credentials)
+        case "gps": if config.gps.host.isEmpty { throw section.error("host", "must not be empty") }
+        case "hr": try checkHeartRate(section, config.hr)
+        case "store": try checkStore(section, config.store)
+        case "query": try checkQuery(section, config.query, prefix: config.mqtt.prefix)
+        case "health":
+            if config.health.restingHR >= config.health.maxHR {
+                throw section.error("resting_hr", "must be below max_hr (\(config.health.maxHR)), got \(config.health.restingHR)")
+            }
+        case "homeassistant":
+            if let problem = TopicRules.problemWithPrefix(config.homeAssistant.discoveryPrefix) { throw section.error("discovery_prefix", problem) }
+            if let problem = TopicRules.problemWithPrefix(config.homeAssistant.birthTopic) { throw section.error("birth_topic", problem) }
+        default: break
+        }
+    }
+
+    private static func checkDevice(_ section: ConfigSection, _ device: inout AgentConfig.Device, system: SystemDefaults) throws {
+        if device.id.isEmpty { device.id = system.deviceID }
+        if device.timezone.isEmpty { device.timezone = system.timezone }
         if let problem = TopicRules.problemWithLevel(device.id) {
             throw section.error("id", problem)
         }
         if TimeZone(identifier: device.timezone) == nil {
             throw section.error("timezone", "unknown IANA time zone \"\(device.timezone)\" (e.g. \"Europe/Berlin\"; see /usr/share/zoneinfo)")
         }
-        return device
     }
 
-    private static func readMQTT(_ section: ConfigSection, device: AgentConfig.Device, credentials: SystemdCredentials) throws
-        -> AgentConfig.MQTT
-    {
-        if section.contains("password") {
-            throw section.error(
-                "password",
-                "a password does not belong in config.toml (anyone may read it, and check-config prints the configuration): "
-                    + "put it in /etc/keepalive/mqtt.password (one line, root-owned, mode 0600), which the systemd unit hands "
-                    + "the agent as credential \(SystemdCredentials.password), and set password_file to that path for runs "
-                    + "outside systemd (deploy/README.md)")
-        }
-        let protocolNumber = try section.int("protocol", default: 5, in: Int.min...Int.max)
-        guard let protocolVersion = AgentConfig.ProtocolVersion(rawValue: protocolNumber) else {
-            throw section.error("protocol", "must be 5 (MQTT v5) or 311 (MQTT 3.1.1), got \(protocolNumber)")
-        }
-        var mqtt = AgentConfig.MQTT(
-            host: try section.string("host", default: "127.0.0.1"),
-            port: try section.int("port", default: 1883, in: 1...65535),
-            protocolVersion: protocolVersion,
-            tls: try section.bool("tls", default: false),
-            cafile: try section.string("cafile", default: ""),
-            certfile: try section.string("certfile", default: ""),
-            keyfile: try section.string("keyfile", default: ""),
-            tlsInsecure: try section.bool("tls_insecure", default: false),
-            username: try section.string("username", default: ""),
-            passwordFile: try section.string("password_file", default: ""),
-            password: nil,
-            clientKey: nil,
-            prefix: try section.string("prefix", default: "keepalive"),
-            clientID: try section.string("client_id", default: ""),
-            keepaliveS: try section.int("keepalive_s", default: 60, in: 5...65535),
-            sessionExpiryS: try section.int("session_expiry_s", default: 604_800, in: 0...4_294_967_295),
-            reconnectMinS: try section.double("reconnect_min_s", default: 1, in: 0.1...3600),
-            reconnectMaxS: try section.double("reconnect_max_s", default: 60, in: 0.1...3600),
-            maxInflight: try section.int("max_inflight", default: 20, in: 1...65535),
-            owntracksTopic: try section.string("owntracks_topic", default: ""))
-        try section.rejectUnknownKeys()
+    private static func refusePassword(in section: ConfigSection) throws {
+        guard section.contains("password") else { return }
+        throw section.error(
+            "password",
+            "a password does not belong in config.toml (anyone may read it, and check-config prints the configuration): "
+                + "put it in /etc/keepalive/mqtt.password (one line, root-owned, mode 0600), which the systemd unit hands "
+                + "the agent as credential \(SystemdCredentials.password), and set password_file to that path for runs "
+                + "outside systemd (deploy/README.md)")
+    }
 
+    private static func checkMQTT(
+        _ section: ConfigSection, _ mqtt: inout AgentConfig.MQTT, device: AgentConfig.Device, credentials: SystemdCredentials
+    ) throws {
         if mqtt.host.isEmpty { throw section.error("host", "must not be empty") }
         if let problem = TopicRules.problemWithPrefix(mqtt.prefix) { throw section.error("prefix", problem) }
         if mqtt.clientID.isEmpty { mqtt.clientID = "keepalive-\(device.id)" }
@@ -131,7 +111,6 @@ public enum ConfigLoader {
             case .credential(let name): throw section.error("username", "is needed with the password in systemd credential \(name)")
             }
         }
-        return mqtt
     }
 
     /// The file a secret is read from: the systemd credential `name` when it was given, else the
@@ -153,31 +132,7 @@ public enum ConfigLoader {
         }
     }
 
-    private static func readGPS(_ section: ConfigSection) throws -> AgentConfig.GPS {
-        let gps = AgentConfig.GPS(
-            enabled: try section.bool("enabled", default: true),
-            host: try section.string("host", default: "127.0.0.1"),
-            port: try section.int("port", default: 2947, in: 1...65535),
-            fixTimeoutS: try section.double("fix_timeout_s", default: 30, in: 1...3600),
-            maxRateHz: try section.double("max_rate_hz", default: 1, in: 0.01...50),
-            reconnectMaxS: try section.double("reconnect_max_s", default: 60, in: 1...3600))
-        try section.rejectUnknownKeys()
-        if gps.host.isEmpty { throw section.error("host", "must not be empty") }
-        return gps
-    }
-
-    private static func readHeartRate(_ section: ConfigSection) throws -> AgentConfig.HeartRate {
-        let hr = AgentConfig.HeartRate(
-            transport: try section.choice("transport", default: AgentConfig.HRTransport.mqtt),
-            topic: try section.string("topic", default: "hrbridge/v1/+/measurement"),
-            serialDevice: try section.string("serial_device", default: "/dev/ttyACM0"),
-            baud: try section.int("baud", default: 115_200, in: 1200...4_000_000),
-            command: try section.stringArray("command", default: []),
-            udpPort: try section.int("udp_port", default: 5557, in: 1...65535),
-            stallTimeoutS: try section.double("stall_timeout_s", default: 10, in: 1...3600),
-            reacquireMaxS: try section.double("reacquire_max_s", default: 60, in: 1...3600),
-            maxLineBytes: try section.int("max_line_bytes", default: 4096, in: 256...1_048_576))
-        try section.rejectUnknownKeys()
+    private static func checkHeartRate(_ section: ConfigSection, _ hr: AgentConfig.HeartRate) throws {
         switch hr.transport {
         case .mqtt:
             if let problem = TopicRules.problemWithFilter(hr.topic) { throw section.error("topic", problem) }
@@ -193,42 +148,16 @@ public enum ConfigLoader {
         case .udp, .none:
             break
         }
-        return hr
     }
 
-    private static func readStore(_ section: ConfigSection) throws -> AgentConfig.Store {
-        let store = AgentConfig.Store(
-            path: try section.string("path", default: "/var/lib/keepalive/keepalive.db"),
-            synchronous: try section.choice("synchronous", default: AgentConfig.Synchronous.full),
-            batchMs: try section.int("batch_ms", default: 1000, in: 0...60_000),
-            retentionDays: try section.int("retention_days", default: 365, in: 1...36_500),
-            maxBytes: try section.int("max_bytes", default: 0, in: 0...Int.max))
-        try section.rejectUnknownKeys()
+    private static func checkStore(_ section: ConfigSection, _ store: AgentConfig.Store) throws {
         if store.path.isEmpty { throw section.error("path", "must not be empty") }
         if store.maxBytes != 0 && store.maxBytes < 1_048_576 {
             throw section.error("max_bytes", "must be 0 (no cap) or at least 1048576 (1 MiB), got \(store.maxBytes)")
         }
-        return store
     }
 
-    private static func readSchedule(_ section: ConfigSection) throws -> AgentConfig.Schedule {
-        let schedule = AgentConfig.Schedule(
-            locationIntervalS: try section.int("location_interval_s", default: 300, in: 1...86_400),
-            todayIntervalS: try section.int("today_interval_s", default: 60, in: 1...86_400),
-            statusIntervalS: try section.int("status_interval_s", default: 60, in: 1...86_400),
-            dailyGraceS: try section.int("daily_grace_s", default: 300, in: 0...86_400))
-        try section.rejectUnknownKeys()
-        return schedule
-    }
-
-    private static func readQuery(_ section: ConfigSection, prefix: String) throws -> AgentConfig.Query {
-        let query = AgentConfig.Query(
-            extraTopics: try section.stringArray("extra_topics", default: []),
-            ratePerS: try section.double("rate_per_s", default: 5, in: 0.01...10_000),
-            burst: try section.int("burst", default: 20, in: 1...100_000),
-            maxReplyBytes: try section.int("max_reply_bytes", default: 1_048_576, in: 1024...268_435_455),
-            replyTopics: try section.stringArray("reply_topics", default: []))
-        try section.rejectUnknownKeys()
+    private static func checkQuery(_ section: ConfigSection, _ query: AgentConfig.Query, prefix: String) throws {
         for topic in query.extraTopics {
             if let problem = TopicRules.problemWithFilter(topic) { throw section.error("extra_topics", "\"\(topic)\": \(problem)") }
         }
@@ -241,39 +170,6 @@ public enum ConfigLoader {
                 throw section.error("reply_topics", "\"\(filter)\" can never match: replies into \(prefix)/… are always refused")
             }
         }
-        return query
-    }
-
-    private static func readHealth(_ section: ConfigSection) throws -> AgentConfig.Health {
-        let health = AgentConfig.Health(
-            maxHR: try section.int("max_hr", default: 190, in: 100...250),
-            restingHR: try section.int("resting_hr", default: 60, in: 25...150))
-        try section.rejectUnknownKeys()
-        if health.restingHR >= health.maxHR {
-            throw section.error("resting_hr", "must be below max_hr (\(health.maxHR)), got \(health.restingHR)")
-        }
-        return health
-    }
-
-    private static func readSteps(_ section: ConfigSection) throws -> StepSettings {
-        let steps = StepSettings(
-            cadenceUnits: try section.choiceTable("cadence_units", of: CadenceUnit.self),
-            defaultUnit: try section.choice("cadence_unit", default: CadenceUnit.steps),
-            dropoutMs: Int64(try section.double("dropout_s", default: 10, in: 1...300) * 1000))
-        try section.rejectUnknownKeys()
-        return steps
-    }
-
-    private static func readHomeAssistant(_ section: ConfigSection) throws -> AgentConfig.HomeAssistant {
-        let homeAssistant = AgentConfig.HomeAssistant(
-            enabled: try section.bool("enabled", default: true),
-            discoveryPrefix: try section.string("discovery_prefix", default: "homeassistant"),
-            // Home Assistant's own default, whatever its discovery prefix.
-            birthTopic: try section.string("birth_topic", default: "homeassistant/status"))
-        try section.rejectUnknownKeys()
-        if let problem = TopicRules.problemWithPrefix(homeAssistant.discoveryPrefix) { throw section.error("discovery_prefix", problem) }
-        if let problem = TopicRules.problemWithPrefix(homeAssistant.birthTopic) { throw section.error("birth_topic", problem) }
-        return homeAssistant
     }
 
     private static func requireReadableFile(_ path: String, key: String, in section: ConfigSection, hint: String = "") throws {
