@@ -44,5 +44,6 @@ MSG
   exit 1
 fi
 
+scripts/require-swift.sh
 echo "setup: building with $(swift --version 2>/dev/null | head -1)" >&2
 swift build "$@"
