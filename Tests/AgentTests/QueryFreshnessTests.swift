@@ -26,7 +26,9 @@ struct QueryFreshnessTests {
         try #require(pastDay == today.previous)
 
         // 6000 notifications at 2 Hz (every tenth without skin contact: stored, not valid), then
-        // today's live ones, from a bridge child writing NDJSON.
+        // today's live ones, from a bridge child writing NDJSON: 200 a second, so the backlog
+        // streams in for half a minute and there are queries to ask while it does, even on a
+        // machine loaded by every other suite running at once.
         let directory = try TemporaryDirectory("freshness")
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
@@ -50,10 +52,10 @@ struct QueryFreshnessTests {
                     sys.stdout.write(json.dumps({"ts": stamp, "sensor": "live", "raw": "0648"}) + "\\n")
                     last_live = now
                 sys.stdout.flush()
-                time.sleep(0.05)
+                time.sleep(0.1)
             """)
         // A walk of that afternoon, as a receiver reports it (gpsd dates fixes by the sentences).
-        let track = try directory.write("walk.nmea", NMEALog.text(NMEALog.walk(start: backlogStart, seconds: 400)))
+        let track = try directory.write("walk.nmea", NMEALog.text(NMEALog.walk(start: backlogStart, seconds: 600)))
 
         let broker = try MosquittoBroker()  // stock settings: Nagle on, 1000 queued messages
         let dailies = try await MQTTSubscriber(port: broker.port, filter: "keepalive/testpi/health/daily/\(pastDay)")
