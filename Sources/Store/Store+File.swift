@@ -2,57 +2,13 @@ import CSQLite
 import Foundation
 import Logging
 
-/// The file under the store: opening it, and noticing when the path no longer names the file the
+/// The file under the store: noticing when the path no longer names the file the
 /// connection has open — deleted by a careless `rm`, replaced by `mv`, an SD card remounted.
 /// SQLite would go on writing to the unlinked inode, and everything after the deletion would
 /// be gone at the next start. `checkFile` compares the path's device and inode with the open
 /// file's; `reopen` opens (or creates) the file now at the path and carries over what the agent
 /// must not lose.
 extension Store {
-    /// What `open` found and made.
-    struct Opened {
-        var connection: SQLiteConnection
-        var seq: Int64
-        var checkedWhole: Bool
-        var movedAside: String?
-    }
-
-    /// Opens (creating it and its directory if need be), checks and migrates the file at `path`;
-    /// a damaged file is moved aside and a new one started.
-    static func open(path: String, synchronous: String, fullCheckMaxBytes: Int64, logger: Logger) throws -> Opened {
-        try ensureDirectory(of: path)
-        var movedAside: String?
-        var connection: SQLiteConnection
-        var checkedWhole = true
-        do {
-            if let finding = damageFinding(path) {
-                throw SQLiteError(code: SQLITE_CORRUPT, message: "found by the last full check: \(finding)")
-            }
-            (connection, checkedWhole) = try openChecked(path: path, synchronous: synchronous, fullCheckMaxBytes: fullCheckMaxBytes)
-        } catch let error as SQLiteError where error.isCorruption {
-            let aside = try moveAside(path)
-            try? FileManager.default.removeItem(atPath: damageMarker(path))
-            logger.error("store file is damaged; moved aside, starting a new one", metadata: ["moved_to": "\(aside)", "error": "\(error)"])
-            movedAside = aside
-            do {
-                (connection, checkedWhole) = try openChecked(path: path, synchronous: synchronous, fullCheckMaxBytes: fullCheckMaxBytes)
-            } catch let error as SQLiteError {
-                throw StoreError.sqlite(error, path: path)
-            }
-        } catch let error as SQLiteError {
-            throw StoreError.sqlite(error, path: path)
-        }
-        do {
-            try migrate(connection, path: path)
-            let seq = try connection.scalarInt("SELECT value FROM agent_state WHERE key = 'seq'") ?? 0
-            return Opened(connection: connection, seq: seq, checkedWhole: checkedWhole, movedAside: movedAside)
-        } catch let error as SQLiteError {
-            throw StoreError.sqlite(error, path: path)
-        }
-    }
-
-    // MARK: - Watching the path
-
     /// nil while the path still names the open file; else what happened to it.
     public func checkFile() -> StoreFileProblem? {
         guard let main = FileIdentity.Node(path: path) else { return .deleted }
