@@ -143,24 +143,14 @@ extension Store {
         for byTime in [true, false] {
             while true {
                 let statement = try byTime
-                    ? old.statement(
-                        """
-                        SELECT ts_ms, received_ms, lat, lon, alt_hae, alt_msl, speed, track, climb, eph, epv, mode, satellites,
-                               time_source, id
-                        FROM fix WHERE ts_ms >= ? ORDER BY ts_ms LIMIT ?
-                        """
-                    ).bind(.integer(nextMs), .integer(Int64(Self.copyChunk)))
-                    : old.statement(
-                        """
-                        SELECT ts_ms, received_ms, lat, lon, alt_hae, alt_msl, speed, track, climb, eph, epv, mode, satellites,
-                               time_source, id
-                        FROM fix WHERE id > ? ORDER BY id LIMIT ?
-                        """
-                    ).bind(.integer(nextID), .integer(Int64(Self.copyChunk)))
+                    ? old.statement(sql: Self.fixesFromTime).bind(.integer(nextMs), .integer(Int64(Self.copyChunk)))
+                    : old.statement(sql: StoredFix.afterID).bind(.integer(nextID), .integer(Int64(Self.copyChunk)))
+                let columns = try statement.layout(StoredFix.Columns.self)
                 var chunk: [StoredFix] = []
                 while try statement.step() {
-                    chunk.append(SQLiteConnection.fix(from: statement))
-                    if byTime { nextMs = statement.int64(0) + 1 } else { nextID = statement.int64(14) }
+                    let fix = columns.fix(statement)
+                    chunk.append(fix)
+                    if byTime { nextMs = fix.timeMs + 1 } else { nextID = columns.id(statement) }
                 }
                 statement.reset()
                 guard !chunk.isEmpty else { break }
@@ -179,26 +169,15 @@ extension Store {
         for byTime in [true, false] {
             while true {
                 let statement = try byTime
-                    ? old.statement(
-                        """
-                        SELECT s.sensor, s.ts_ms, s.received_ms, s.bpm, s.contact, s.energy_kj, s.valid, s.raw,
-                               (SELECT group_concat(rr_1024) FROM (SELECT rr_1024 FROM rr_interval r WHERE r.sample_id = s.id
-                                                                   ORDER BY position)), s.id
-                        FROM hr_sample s WHERE (s.ts_ms, s.id) > (?, ?) ORDER BY s.ts_ms, s.id LIMIT ?
-                        """
-                    ).bind(.integer(next.ms), .integer(next.id), .integer(Int64(Self.copyChunk)))
-                    : old.statement(
-                        """
-                        SELECT s.sensor, s.ts_ms, s.received_ms, s.bpm, s.contact, s.energy_kj, s.valid, s.raw,
-                               (SELECT group_concat(rr_1024) FROM (SELECT rr_1024 FROM rr_interval r WHERE r.sample_id = s.id
-                                                                   ORDER BY position)), s.id
-                        FROM hr_sample s WHERE s.id > ? ORDER BY s.id LIMIT ?
-                        """
-                    ).bind(.integer(nextID), .integer(Int64(Self.copyChunk)))
+                    ? old.statement(sql: Self.heartRatesFromTime)
+                        .bind(.integer(next.ms), .integer(next.id), .integer(Int64(Self.copyChunk)))
+                    : old.statement(sql: StoredHeartRate.afterID).bind(.integer(nextID), .integer(Int64(Self.copyChunk)))
+                let columns = try statement.layout(StoredHeartRate.Columns.self)
                 var chunk: [StoredHeartRate] = []
                 while try statement.step() {
-                    chunk.append(SQLiteConnection.heartRate(from: statement))
-                    if byTime { next = (statement.int64(1), statement.int64(9)) } else { nextID = statement.int64(9) }
+                    let heartRate = columns.heartRate(statement)
+                    chunk.append(heartRate)
+                    if byTime { next = (heartRate.timeMs, columns.id(statement)) } else { nextID = columns.id(statement) }
                 }
                 statement.reset()
                 guard !chunk.isEmpty else { break }
@@ -208,6 +187,32 @@ extension Store {
         }
         return copied
     }
+
+    /// Records after `afterID` from the old file into this one (a reopen), a chunk per transaction.
+    private func copyStepRecords(from old: SQLiteConnection, afterID: Int64) async throws -> Int {
+        var copied = 0
+        var nextID = afterID
+        while true {
+            let statement = try old.statement(sql: StoredStepRecord.afterID).bind(.integer(nextID), .integer(Int64(Self.copyChunk)))
+            let columns = try statement.layout(StoredStepRecord.Columns.self)
+            var chunk: [StoredStepRecord] = []
+            while try statement.step() {
+                chunk.append(columns.stepRecord(statement))
+                nextID = columns.id(statement)
+            }
+            statement.reset()
+            guard !chunk.isEmpty else { return copied }
+            copied += try db.transaction { try chunk.filter { try insert($0) != nil }.count }
+            await Task.yield()
+        }
+    }
+
+    private static let fixesFromTime = "SELECT \(StoredFix.selection) FROM fix WHERE ts_ms >= ? ORDER BY ts_ms LIMIT ?"
+    /// By (time, id): notifications of several sensors can share a time.
+    private static let heartRatesFromTime = """
+        SELECT \(StoredHeartRate.selection)
+        FROM hr_sample s WHERE (s.ts_ms, s.id) > (?, ?) ORDER BY s.ts_ms, s.id LIMIT ?
+        """
 }
 
 /// What became of the store's file while the agent ran.

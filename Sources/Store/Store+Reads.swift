@@ -1,5 +1,5 @@
 /// Reading on the writer connection; the queries themselves are shared with `StoreReader`
-/// (StoreReads.swift).
+/// (SQLiteConnection+Reads.swift).
 extension Store {
     /// Fixes with `fromMs <= ts_ms < toMs`, in time order (a local day: `LocalDay.bounds`).
     /// `upTo` leaves out rows stored after a `RowCursor` was taken.
