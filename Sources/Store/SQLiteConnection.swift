@@ -8,6 +8,9 @@ public final class SQLiteConnection {
     /// Keyed by the address of the SQL literal: hashing the SQL text on every insert costs
     /// more than the insert's own work on the ingest path.
     private var statementCache: [UnsafeRawPointer: SQLiteStatement] = [:]
+    /// Statements composed at run time (a record's column list written once, see
+    /// RecordColumns.swift), keyed by their text: hashed once per query, never per row.
+    private var composedStatementCache: [String: SQLiteStatement] = [:]
 
     public init(path: String, readOnly: Bool = false) throws {
         var db: OpaquePointer?
@@ -25,6 +28,7 @@ public final class SQLiteConnection {
 
     deinit {
         statementCache.removeAll()
+        composedStatementCache.removeAll()
         sqlite3_close_v2(handle)
     }
 
@@ -48,6 +52,19 @@ public final class SQLiteConnection {
         }
         let statement = try SQLiteStatement(connection: self, sql: sql.description)
         statementCache[key] = statement
+        return statement
+    }
+
+    /// A prepared statement for SQL built at run time, cached by its text. A label of its own,
+    /// not an overload: a literal would pick `String` over `StaticString`, and move the ingest
+    /// path's inserts onto the hashed cache.
+    public func statement(sql: String) throws -> SQLiteStatement {
+        if let cached = composedStatementCache[sql] {
+            cached.reset()
+            return cached
+        }
+        let statement = try SQLiteStatement(connection: self, sql: sql)
+        composedStatementCache[sql] = statement
         return statement
     }
 

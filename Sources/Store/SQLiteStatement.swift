@@ -1,9 +1,14 @@
 import CSQLite
 
-/// A prepared statement: bind by 1-based index, step, read columns by 0-based index.
+/// A prepared statement: bind by 1-based index, step, read columns by 0-based index (or find
+/// them by name once, with `layout`).
 public final class SQLiteStatement {
     private let handle: OpaquePointer
     private unowned let connection: SQLiteConnection
+    /// Found once per statement and kept as long as it is cached: its SQL, and so where its
+    /// columns are, never changes (SQLite's own re-prepare after a schema change keeps an
+    /// explicit column list in place).
+    private var layouts: [ObjectIdentifier: any ColumnLayout] = [:]
 
     // SQLITE_TRANSIENT does not import into Swift: SQLite must copy the bytes we pass.
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
@@ -70,6 +75,27 @@ public final class SQLiteStatement {
         sqlite3_reset(handle)
     }
 
+    /// Where `Layout`'s columns are in this statement's results: found by name on first use,
+    /// then a dictionary lookup per query; rows are read by index after that.
+    func layout<Layout: ColumnLayout>(_ type: Layout.Type) throws -> Layout {
+        let key = ObjectIdentifier(type)
+        if let known = layouts[key] as? Layout { return known }
+        let layout = try Layout(self)
+        layouts[key] = layout
+        return layout
+    }
+
+    /// The index of the leftmost result column named `name`, compared as SQLite compares names
+    /// (ASCII case ignored). A missing column is a mistake in the SQL: it fails the query
+    /// before its first row rather than read another column.
+    func column(named name: String) throws -> Int32 {
+        for index in 0..<sqlite3_column_count(handle) {
+            if let columnName = sqlite3_column_name(handle, index), sqlite3_stricmp(columnName, name) == 0 { return index }
+        }
+        let sql = sqlite3_sql(handle).map { String(cString: $0) } ?? "?"
+        throw SQLiteError(code: SQLITE_ERROR, message: "no result column \(name) in: \(sql)")
+    }
+
     public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
     public func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
     public func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(handle, column)) }
@@ -89,6 +115,13 @@ public final class SQLiteStatement {
         guard count > 0, let pointer = sqlite3_column_blob(handle, column) else { return [] }
         return Array(UnsafeRawBufferPointer(start: pointer, count: count))
     }
+}
+
+/// Where one record type's columns are in a statement's results, found by name when the
+/// statement is first used (`SQLiteStatement.layout`): decoding a row then reads by index, as
+/// cheaply as hard-coded positions, whatever order a SELECT lists its columns in.
+protocol ColumnLayout {
+    init(_ statement: SQLiteStatement) throws
 }
 
 public enum SQLiteValue: Sendable, Equatable {

@@ -2,57 +2,13 @@ import CSQLite
 import Foundation
 import Logging
 
-/// The file under the store: opening it, and noticing when the path no longer names the file the
+/// The file under the store: noticing when the path no longer names the file the
 /// connection has open — deleted by a careless `rm`, replaced by `mv`, an SD card remounted.
 /// SQLite would go on writing to the unlinked inode, and everything after the deletion would
 /// be gone at the next start. `checkFile` compares the path's device and inode with the open
 /// file's; `reopen` opens (or creates) the file now at the path and carries over what the agent
 /// must not lose.
 extension Store {
-    /// What `open` found and made.
-    struct Opened {
-        var connection: SQLiteConnection
-        var seq: Int64
-        var checkedWhole: Bool
-        var movedAside: String?
-    }
-
-    /// Opens (creating it and its directory if need be), checks and migrates the file at `path`;
-    /// a damaged file is moved aside and a new one started.
-    static func open(path: String, synchronous: String, fullCheckMaxBytes: Int64, logger: Logger) throws -> Opened {
-        try ensureDirectory(of: path)
-        var movedAside: String?
-        var connection: SQLiteConnection
-        var checkedWhole = true
-        do {
-            if let finding = damageFinding(path) {
-                throw SQLiteError(code: SQLITE_CORRUPT, message: "found by the last full check: \(finding)")
-            }
-            (connection, checkedWhole) = try openChecked(path: path, synchronous: synchronous, fullCheckMaxBytes: fullCheckMaxBytes)
-        } catch let error as SQLiteError where error.isCorruption {
-            let aside = try moveAside(path)
-            try? FileManager.default.removeItem(atPath: damageMarker(path))
-            logger.error("store file is damaged; moved aside, starting a new one", metadata: ["moved_to": "\(aside)", "error": "\(error)"])
-            movedAside = aside
-            do {
-                (connection, checkedWhole) = try openChecked(path: path, synchronous: synchronous, fullCheckMaxBytes: fullCheckMaxBytes)
-            } catch let error as SQLiteError {
-                throw StoreError.sqlite(error, path: path)
-            }
-        } catch let error as SQLiteError {
-            throw StoreError.sqlite(error, path: path)
-        }
-        do {
-            try migrate(connection, path: path)
-            let seq = try connection.scalarInt("SELECT value FROM agent_state WHERE key = 'seq'") ?? 0
-            return Opened(connection: connection, seq: seq, checkedWhole: checkedWhole, movedAside: movedAside)
-        } catch let error as SQLiteError {
-            throw StoreError.sqlite(error, path: path)
-        }
-    }
-
-    // MARK: - Watching the path
-
     /// nil while the path still names the open file; else what happened to it.
     public func checkFile() -> StoreFileProblem? {
         guard let main = FileIdentity.Node(path: path) else { return .deleted }
@@ -187,24 +143,14 @@ extension Store {
         for byTime in [true, false] {
             while true {
                 let statement = try byTime
-                    ? old.statement(
-                        """
-                        SELECT ts_ms, received_ms, lat, lon, alt_hae, alt_msl, speed, track, climb, eph, epv, mode, satellites,
-                               time_source, id
-                        FROM fix WHERE ts_ms >= ? ORDER BY ts_ms LIMIT ?
-                        """
-                    ).bind(.integer(nextMs), .integer(Int64(Self.copyChunk)))
-                    : old.statement(
-                        """
-                        SELECT ts_ms, received_ms, lat, lon, alt_hae, alt_msl, speed, track, climb, eph, epv, mode, satellites,
-                               time_source, id
-                        FROM fix WHERE id > ? ORDER BY id LIMIT ?
-                        """
-                    ).bind(.integer(nextID), .integer(Int64(Self.copyChunk)))
+                    ? old.statement(sql: Self.fixesFromTime).bind(.integer(nextMs), .integer(Int64(Self.copyChunk)))
+                    : old.statement(sql: StoredFix.afterID).bind(.integer(nextID), .integer(Int64(Self.copyChunk)))
+                let columns = try statement.layout(StoredFix.Columns.self)
                 var chunk: [StoredFix] = []
                 while try statement.step() {
-                    chunk.append(SQLiteConnection.fix(from: statement))
-                    if byTime { nextMs = statement.int64(0) + 1 } else { nextID = statement.int64(14) }
+                    let fix = columns.fix(statement)
+                    chunk.append(fix)
+                    if byTime { nextMs = fix.timeMs + 1 } else { nextID = columns.id(statement) }
                 }
                 statement.reset()
                 guard !chunk.isEmpty else { break }
@@ -223,26 +169,15 @@ extension Store {
         for byTime in [true, false] {
             while true {
                 let statement = try byTime
-                    ? old.statement(
-                        """
-                        SELECT s.sensor, s.ts_ms, s.received_ms, s.bpm, s.contact, s.energy_kj, s.valid, s.raw,
-                               (SELECT group_concat(rr_1024) FROM (SELECT rr_1024 FROM rr_interval r WHERE r.sample_id = s.id
-                                                                   ORDER BY position)), s.id
-                        FROM hr_sample s WHERE (s.ts_ms, s.id) > (?, ?) ORDER BY s.ts_ms, s.id LIMIT ?
-                        """
-                    ).bind(.integer(next.ms), .integer(next.id), .integer(Int64(Self.copyChunk)))
-                    : old.statement(
-                        """
-                        SELECT s.sensor, s.ts_ms, s.received_ms, s.bpm, s.contact, s.energy_kj, s.valid, s.raw,
-                               (SELECT group_concat(rr_1024) FROM (SELECT rr_1024 FROM rr_interval r WHERE r.sample_id = s.id
-                                                                   ORDER BY position)), s.id
-                        FROM hr_sample s WHERE s.id > ? ORDER BY s.id LIMIT ?
-                        """
-                    ).bind(.integer(nextID), .integer(Int64(Self.copyChunk)))
+                    ? old.statement(sql: Self.heartRatesFromTime)
+                        .bind(.integer(next.ms), .integer(next.id), .integer(Int64(Self.copyChunk)))
+                    : old.statement(sql: StoredHeartRate.afterID).bind(.integer(nextID), .integer(Int64(Self.copyChunk)))
+                let columns = try statement.layout(StoredHeartRate.Columns.self)
                 var chunk: [StoredHeartRate] = []
                 while try statement.step() {
-                    chunk.append(SQLiteConnection.heartRate(from: statement))
-                    if byTime { next = (statement.int64(1), statement.int64(9)) } else { nextID = statement.int64(9) }
+                    let heartRate = columns.heartRate(statement)
+                    chunk.append(heartRate)
+                    if byTime { next = (heartRate.timeMs, columns.id(statement)) } else { nextID = columns.id(statement) }
                 }
                 statement.reset()
                 guard !chunk.isEmpty else { break }
@@ -252,6 +187,32 @@ extension Store {
         }
         return copied
     }
+
+    /// Records after `afterID` from the old file into this one (a reopen), a chunk per transaction.
+    private func copyStepRecords(from old: SQLiteConnection, afterID: Int64) async throws -> Int {
+        var copied = 0
+        var nextID = afterID
+        while true {
+            let statement = try old.statement(sql: StoredStepRecord.afterID).bind(.integer(nextID), .integer(Int64(Self.copyChunk)))
+            let columns = try statement.layout(StoredStepRecord.Columns.self)
+            var chunk: [StoredStepRecord] = []
+            while try statement.step() {
+                chunk.append(columns.stepRecord(statement))
+                nextID = columns.id(statement)
+            }
+            statement.reset()
+            guard !chunk.isEmpty else { return copied }
+            copied += try db.transaction { try chunk.filter { try insert($0) != nil }.count }
+            await Task.yield()
+        }
+    }
+
+    private static let fixesFromTime = "SELECT \(StoredFix.selection) FROM fix WHERE ts_ms >= ? ORDER BY ts_ms LIMIT ?"
+    /// By (time, id): notifications of several sensors can share a time.
+    private static let heartRatesFromTime = """
+        SELECT \(StoredHeartRate.selection)
+        FROM hr_sample s WHERE (s.ts_ms, s.id) > (?, ?) ORDER BY s.ts_ms, s.id LIMIT ?
+        """
 }
 
 /// What became of the store's file while the agent ran.

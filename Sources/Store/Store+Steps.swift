@@ -27,27 +27,4 @@ extension Store {
         try forEachStepRecord(fromMs: fromMs, toMs: toMs) { records.append($0) }
         return records
     }
-
-    /// Records after `afterID` from the old file into this one (a reopen), a chunk per transaction.
-    func copyStepRecords(from old: SQLiteConnection, afterID: Int64) async throws -> Int {
-        var copied = 0
-        var nextID = afterID
-        while true {
-            let statement = try old.statement(
-                """
-                SELECT sensor, kind, ts_ms, received_ms, raw, end_ms, covered_ms, steps, NULL, id
-                FROM step_record WHERE id > ? ORDER BY id LIMIT 2000
-                """
-            ).bind(.integer(nextID))
-            var chunk: [StoredStepRecord] = []
-            while try statement.step() {
-                chunk.append(SQLiteConnection.stepRecord(from: statement))
-                nextID = statement.int64(9)
-            }
-            statement.reset()
-            guard !chunk.isEmpty else { return copied }
-            copied += try db.transaction { try chunk.filter { try insert($0) != nil }.count }
-            await Task.yield()
-        }
-    }
 }

@@ -53,40 +53,31 @@ public final class StoreReader {
     public func fixEnds(fromMs: Int64, toMs: Int64) throws -> (first: StoredFix?, last: StoredFix?) {
         var first: StoredFix?
         var last: StoredFix?
-        let firstStatement = try db.statement(
-            """
-            SELECT ts_ms, received_ms, lat, lon, alt_hae, alt_msl, speed, track, climb, eph, epv, mode, satellites,
-                   time_source, id
-            FROM fix WHERE ts_ms >= ? AND ts_ms < ? ORDER BY ts_ms LIMIT 1
-            """
-        ).bind(.integer(fromMs), .integer(toMs))
+        let firstStatement = try db.statement(sql: Self.firstFix).bind(.integer(fromMs), .integer(toMs))
         defer { firstStatement.reset() }
-        if try firstStatement.step() { first = SQLiteConnection.fix(from: firstStatement) }
-        let lastStatement = try db.statement(
-            """
-            SELECT ts_ms, received_ms, lat, lon, alt_hae, alt_msl, speed, track, climb, eph, epv, mode, satellites,
-                   time_source, id
-            FROM fix WHERE ts_ms >= ? AND ts_ms < ? ORDER BY ts_ms DESC LIMIT 1
-            """
-        ).bind(.integer(fromMs), .integer(toMs))
+        if try firstStatement.step() { first = try firstStatement.layout(StoredFix.Columns.self).fix(firstStatement) }
+        let lastStatement = try db.statement(sql: Self.lastFix).bind(.integer(fromMs), .integer(toMs))
         defer { lastStatement.reset() }
-        if try lastStatement.step() { last = SQLiteConnection.fix(from: lastStatement) }
+        if try lastStatement.step() { last = try lastStatement.layout(StoredFix.Columns.self).fix(lastStatement) }
         return (first, last)
     }
 
+    private static let firstFix = "SELECT \(StoredFix.selection) FROM fix WHERE ts_ms >= ? AND ts_ms < ? ORDER BY ts_ms LIMIT 1"
+    private static let lastFix = "SELECT \(StoredFix.selection) FROM fix WHERE ts_ms >= ? AND ts_ms < ? ORDER BY ts_ms DESC LIMIT 1"
+
     /// The first fix of every `slotMs` slot in `[fromMs, toMs)`, in time order.
     public func firstFixPerSlot(fromMs: Int64, toMs: Int64, slotMs: Int64, _ body: (StoredFix) throws -> Void) throws {
-        // SQLite takes the bare columns of an aggregate query from the row that gave min().
-        let statement = try db.statement(
-            """
-            SELECT min(ts_ms), received_ms, lat, lon, alt_hae, alt_msl, speed, track, climb, eph, epv, mode, satellites,
-                   time_source, id
-            FROM fix WHERE ts_ms >= ? AND ts_ms < ? GROUP BY ts_ms / ? ORDER BY 1
-            """
-        ).bind(.integer(fromMs), .integer(toMs), .integer(max(slotMs, 1)))
+        let statement = try db.statement(sql: Self.firstFixPerSlot).bind(.integer(fromMs), .integer(toMs), .integer(max(slotMs, 1)))
         defer { statement.reset() }
-        while try statement.step() { try body(SQLiteConnection.fix(from: statement)) }
+        let columns = try statement.layout(StoredFix.Columns.self)
+        while try statement.step() { try body(columns.fix(statement)) }
     }
+
+    /// SQLite takes the bare columns of an aggregate query from the row that gave min(): the
+    /// selection's own `ts_ms` among them, so it is the minimum.
+    private static let firstFixPerSlot = """
+        SELECT min(ts_ms), \(StoredFix.selection) FROM fix WHERE ts_ms >= ? AND ts_ms < ? GROUP BY ts_ms / ? ORDER BY 1
+        """
 
     /// Valid heart-rate samples in `[fromMs, toMs)` as (time, bpm), in time order.
     public func forEachValidHeartRate(fromMs: Int64, toMs: Int64, _ body: (Int64, Int) throws -> Void) throws {

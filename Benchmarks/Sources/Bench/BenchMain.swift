@@ -275,7 +275,56 @@ enum DayReadBench {
         }
         table.add("day read: \(rows) rows of one day from \(days) days of 1 Hz GPS+HR", read * 1000, "ms",
                   baseline: "same day from a 1-day store", readSmall * 1000, higherIsBetter: false)
+
+        // The store's decoding against the bare C API on the same file: what the wrapper (columns
+        // found by name, statement caches) costs per row. Best of three, after one warm-up read.
+        var notifications = 0
+        var storeHeartRates = Double.infinity
+        var rawHeartRates = Double.infinity
+        _ = try await store.heartRates(fromMs: from, toMs: to)
+        _ = try rawHeartRateDay(path: path, fromMs: from, toMs: to)
+        for _ in 0..<3 {
+            storeHeartRates = min(storeHeartRates, try await seconds { notifications = try await store.heartRates(fromMs: from, toMs: to).count })
+            rawHeartRates = min(rawHeartRates, try await seconds { _ = try rawHeartRateDay(path: path, fromMs: from, toMs: to) })
+        }
+        table.add("day read: \(notifications) HR notifications (with RR) of one day, Store.heartRates", storeHeartRates * 1000, "ms",
+                  baseline: "same SELECT through the C API, decoded by position", rawHeartRates * 1000, higherIsBetter: false)
     }
+
+    /// A day's notifications read as the store reads them, through sqlite3_* directly.
+    static func rawHeartRateDay(path: String, fromMs: Int64, toMs: Int64) throws -> [StoredHeartRate] {
+        var db: OpaquePointer?
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { throw BenchError.open(path) }
+        defer { sqlite3_close(db) }
+        var statement: OpaquePointer?
+        sqlite3_prepare_v2(db, """
+            SELECT s.sensor, s.ts_ms, s.received_ms, s.bpm, s.contact, s.energy_kj, s.valid, s.raw,
+                   (SELECT group_concat(rr_1024) FROM (SELECT rr_1024 FROM rr_interval r WHERE r.sample_id = s.id
+                                                       ORDER BY position)), s.id
+            FROM hr_sample s WHERE s.ts_ms >= ? AND s.ts_ms < ? AND s.id <= ? ORDER BY s.ts_ms, s.sensor
+            """, -1, &statement, nil)
+        defer { sqlite3_finalize(statement) }
+        sqlite3_bind_int64(statement, 1, fromMs)
+        sqlite3_bind_int64(statement, 2, toMs)
+        sqlite3_bind_int64(statement, 3, .max)
+        var samples: [StoredHeartRate] = []
+        while sqlite3_step(statement) == SQLITE_ROW {
+            let rr = sqlite3_column_text(statement, 8).map { String(cString: $0) }?.split(separator: ",").compactMap { Int($0) } ?? []
+            let rawCount = Int(sqlite3_column_bytes(statement, 7))
+            let raw = sqlite3_column_blob(statement, 7).map { Array(UnsafeRawBufferPointer(start: $0, count: rawCount)) } ?? []
+            samples.append(StoredHeartRate(
+                sensor: sqlite3_column_text(statement, 0).map { String(cString: $0) } ?? "", timeMs: sqlite3_column_int64(statement, 1),
+                receivedMs: sqlite3_column_int64(statement, 2), bpm: Int(sqlite3_column_int64(statement, 3)),
+                contact: Int(sqlite3_column_int64(statement, 4)),
+                energyKJ: sqlite3_column_type(statement, 5) == SQLITE_NULL ? nil : Int(sqlite3_column_int64(statement, 5)),
+                valid: sqlite3_column_int64(statement, 6) != 0, raw: raw, rrIntervals: rr))
+        }
+        return samples
+    }
+}
+
+enum BenchError: Error {
+    case open(String)
 }
 
 /// Draining a 10 000-message outbox through the agent's drain vs mosquitto_pub -q 1 sending the same.

@@ -1,0 +1,121 @@
+/// The columns a fix, a heart-rate notification and a step record are read from: each list
+/// written once, composed into every SELECT that reads whole records (by time for a day, by id
+/// for new rows and for a reopen's copy, the first and last fix…), and decoded by name, so a
+/// column added to one list cannot shift what another query's decoder reads.
+extension StoredFix {
+    /// Every column of `fix` a `StoredFix` is made of, and the row id.
+    static let selection = "ts_ms, received_ms, lat, lon, alt_hae, alt_msl, speed, track, climb, eph, epv, mode, satellites, time_source, id"
+
+    /// Fixes stored after an id, in the order they were stored: new rows, and a reopen's copy.
+    static let afterID = "SELECT \(selection) FROM fix WHERE id > ? ORDER BY id LIMIT ?"
+
+    struct Columns: ColumnLayout {
+        let timeMs, receivedMs, lat, lon, altHAE, altMSL, speed, track, climb, eph, epv, mode, satellites, timeSource, id: Int32
+
+        init(_ statement: SQLiteStatement) throws {
+            timeMs = try statement.column(named: "ts_ms")
+            receivedMs = try statement.column(named: "received_ms")
+            lat = try statement.column(named: "lat")
+            lon = try statement.column(named: "lon")
+            altHAE = try statement.column(named: "alt_hae")
+            altMSL = try statement.column(named: "alt_msl")
+            speed = try statement.column(named: "speed")
+            track = try statement.column(named: "track")
+            climb = try statement.column(named: "climb")
+            eph = try statement.column(named: "eph")
+            epv = try statement.column(named: "epv")
+            mode = try statement.column(named: "mode")
+            satellites = try statement.column(named: "satellites")
+            timeSource = try statement.column(named: "time_source")
+            id = try statement.column(named: "id")
+        }
+
+        func fix(_ row: SQLiteStatement) -> StoredFix {
+            StoredFix(
+                timeMs: row.int64(timeMs), receivedMs: row.int64(receivedMs), lat: row.double(lat), lon: row.double(lon),
+                altHAE: row.optionalDouble(altHAE), altMSL: row.optionalDouble(altMSL), speed: row.optionalDouble(speed),
+                track: row.optionalDouble(track), climb: row.optionalDouble(climb), eph: row.optionalDouble(eph),
+                epv: row.optionalDouble(epv), mode: row.int(mode), satellites: row.optionalInt(satellites),
+                timeSource: row.text(timeSource))
+        }
+
+        func id(_ row: SQLiteStatement) -> Int64 { row.int64(id) }
+    }
+}
+
+extension StoredHeartRate {
+    /// Every column of `hr_sample` (as `s`) a `StoredHeartRate` is made of, its RR intervals
+    /// joined into one text (oldest first: one query per day, not one per notification), and
+    /// the row id.
+    static let selection = """
+        s.sensor, s.ts_ms, s.received_ms, s.bpm, s.contact, s.energy_kj, s.valid, s.raw,
+        (SELECT group_concat(rr_1024) FROM (SELECT rr_1024 FROM rr_interval r WHERE r.sample_id = s.id
+                                            ORDER BY position)) AS rr_intervals, s.id
+        """
+
+    /// Notifications stored after an id, in the order they were stored: new rows, and a reopen's copy.
+    static let afterID = "SELECT \(selection) FROM hr_sample s WHERE s.id > ? ORDER BY s.id LIMIT ?"
+
+    struct Columns: ColumnLayout {
+        let sensor, timeMs, receivedMs, bpm, contact, energyKJ, valid, raw, rrIntervals, id: Int32
+
+        init(_ statement: SQLiteStatement) throws {
+            sensor = try statement.column(named: "sensor")
+            timeMs = try statement.column(named: "ts_ms")
+            receivedMs = try statement.column(named: "received_ms")
+            bpm = try statement.column(named: "bpm")
+            contact = try statement.column(named: "contact")
+            energyKJ = try statement.column(named: "energy_kj")
+            valid = try statement.column(named: "valid")
+            raw = try statement.column(named: "raw")
+            rrIntervals = try statement.column(named: "rr_intervals")
+            id = try statement.column(named: "id")
+        }
+
+        func heartRate(_ row: SQLiteStatement) -> StoredHeartRate {
+            let rr = row.optionalText(rrIntervals)?.split(separator: ",").compactMap { Int($0) } ?? []
+            return StoredHeartRate(
+                sensor: row.text(sensor), timeMs: row.int64(timeMs), receivedMs: row.int64(receivedMs), bpm: row.int(bpm),
+                contact: row.int(contact), energyKJ: row.optionalInt(energyKJ), valid: row.int(valid) != 0, raw: row.blob(raw),
+                rrIntervals: rr)
+        }
+
+        func id(_ row: SQLiteStatement) -> Int64 { row.int64(id) }
+    }
+}
+
+extension StoredStepRecord {
+    /// Every column of `step_record` a `StoredStepRecord` is made of, and the row id.
+    static let selection = "sensor, kind, ts_ms, received_ms, raw, end_ms, covered_ms, steps, id"
+
+    /// Records stored after an id, in the order they were stored: new rows, and a reopen's copy.
+    static let afterID = "SELECT \(selection) FROM step_record WHERE id > ? ORDER BY id LIMIT ?"
+
+    struct Columns: ColumnLayout {
+        let sensor, kind, timeMs, receivedMs, raw, endMs, coveredMs, steps, id: Int32
+
+        init(_ statement: SQLiteStatement) throws {
+            sensor = try statement.column(named: "sensor")
+            kind = try statement.column(named: "kind")
+            timeMs = try statement.column(named: "ts_ms")
+            receivedMs = try statement.column(named: "received_ms")
+            raw = try statement.column(named: "raw")
+            endMs = try statement.column(named: "end_ms")
+            coveredMs = try statement.column(named: "covered_ms")
+            steps = try statement.column(named: "steps")
+            id = try statement.column(named: "id")
+        }
+
+        func stepRecord(_ row: SQLiteStatement) -> StoredStepRecord {
+            let sensorName = row.text(sensor)
+            if row.text(kind) == StoredStepRecord.Kind.accelerometer.rawValue {
+                return StoredStepRecord(
+                    sensor: sensorName, firstSampleMs: row.int64(timeMs), lastSampleMs: row.optionalInt(endMs).map(Int64.init) ?? row.int64(timeMs),
+                    receivedMs: row.int64(receivedMs), coveredMs: Int64(row.optionalInt(coveredMs) ?? 0), steps: row.optionalInt(steps) ?? 0)
+            }
+            return StoredStepRecord(sensor: sensorName, timeMs: row.int64(timeMs), receivedMs: row.int64(receivedMs), rsc: row.blob(raw))
+        }
+
+        func id(_ row: SQLiteStatement) -> Int64 { row.int64(id) }
+    }
+}

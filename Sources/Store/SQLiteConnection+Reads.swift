@@ -1,0 +1,120 @@
+import CSQLite
+
+/// The read queries, shared by the `Store` actor (the agent's writer connection) and
+/// `StoreReader` (a read-only connection for queries and the command line).
+extension SQLiteConnection {
+    /// Fixes with `fromMs <= ts_ms < toMs`, in time order, streamed; `upTo` leaves out rows stored after a cursor was taken.
+    func forEachFix(fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredFix) throws -> Void) throws {
+        let statement = try self.statement(sql: Self.fixesInTime)
+            .bind(.integer(fromMs), .integer(toMs), .integer(cursor?.fixID ?? .max))
+        defer { statement.reset() }
+        let columns = try statement.layout(StoredFix.Columns.self)
+        while try statement.step() { try body(columns.fix(statement)) }
+    }
+
+    private static let fixesInTime = "SELECT \(StoredFix.selection) FROM fix WHERE ts_ms >= ? AND ts_ms < ? AND id <= ? ORDER BY ts_ms"
+
+    func forEachHeartRate(
+        fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredHeartRate) throws -> Void
+    ) throws {
+        let statement = try self.statement(sql: Self.heartRatesInTime)
+            .bind(.integer(fromMs), .integer(toMs), .integer(cursor?.heartRateID ?? .max))
+        defer { statement.reset() }
+        let columns = try statement.layout(StoredHeartRate.Columns.self)
+        while try statement.step() { try body(columns.heartRate(statement)) }
+    }
+
+    private static let heartRatesInTime = """
+        SELECT \(StoredHeartRate.selection)
+        FROM hr_sample s WHERE s.ts_ms >= ? AND s.ts_ms < ? AND s.id <= ? ORDER BY s.ts_ms, s.sensor
+        """
+
+    func rowCursor() throws -> RowCursor {
+        RowCursor(
+            fixID: try scalarInt("SELECT coalesce(max(id), 0) FROM fix") ?? 0,
+            heartRateID: try scalarInt("SELECT coalesce(max(id), 0) FROM hr_sample") ?? 0,
+            stepID: try scalarInt("SELECT coalesce(max(id), 0) FROM step_record") ?? 0)
+    }
+
+    func rows(after cursor: RowCursor, limit: Int) throws -> NewRows {
+        var next = cursor
+        // Ids are only handed out upwards while rows exist; an emptied table starts again at 1.
+        let current = try rowCursor()
+        if current.fixID < next.fixID { next.fixID = 0 }
+        if current.heartRateID < next.heartRateID { next.heartRateID = 0 }
+        if current.stepID < next.stepID { next.stepID = 0 }
+        let fixStatement = try statement(sql: StoredFix.afterID).bind(.integer(next.fixID), .integer(Int64(limit)))
+        defer { fixStatement.reset() }
+        let fixColumns = try fixStatement.layout(StoredFix.Columns.self)
+        var fixes: [StoredFix] = []
+        while try fixStatement.step() {
+            fixes.append(fixColumns.fix(fixStatement))
+            next.fixID = fixColumns.id(fixStatement)
+        }
+        let heartRateStatement = try statement(sql: StoredHeartRate.afterID)
+            .bind(.integer(next.heartRateID), .integer(Int64(limit)))
+        defer { heartRateStatement.reset() }
+        let heartRateColumns = try heartRateStatement.layout(StoredHeartRate.Columns.self)
+        var heartRates: [StoredHeartRate] = []
+        while try heartRateStatement.step() {
+            heartRates.append(heartRateColumns.heartRate(heartRateStatement))
+            next.heartRateID = heartRateColumns.id(heartRateStatement)
+        }
+        let stepStatement = try statement(sql: StoredStepRecord.afterID).bind(.integer(next.stepID), .integer(Int64(limit)))
+        defer { stepStatement.reset() }
+        let stepColumns = try stepStatement.layout(StoredStepRecord.Columns.self)
+        var steps: [StoredStepRecord] = []
+        while try stepStatement.step() {
+            steps.append(stepColumns.stepRecord(stepStatement))
+            next.stepID = stepColumns.id(stepStatement)
+        }
+        return NewRows(fixes: fixes, heartRates: heartRates, steps: steps, cursor: next)
+    }
+
+    /// Step records with `fromMs <= ts_ms < toMs`, in time order (then sensor), streamed.
+    func forEachStepRecord(
+        fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredStepRecord) throws -> Void
+    ) throws {
+        let statement = try self.statement(sql: Self.stepRecordsInTime)
+            .bind(.integer(fromMs), .integer(toMs), .integer(cursor?.stepID ?? .max))
+        defer { statement.reset() }
+        let columns = try statement.layout(StoredStepRecord.Columns.self)
+        while try statement.step() { try body(columns.stepRecord(statement)) }
+    }
+
+    private static let stepRecordsInTime = """
+        SELECT \(StoredStepRecord.selection)
+        FROM step_record WHERE ts_ms >= ? AND ts_ms < ? AND id <= ? ORDER BY ts_ms, sensor, kind
+        """
+
+    /// Whether any fix, heart-rate notification or step record lies in `[fromMs, toMs)`.
+    func hasRawData(fromMs: Int64, toMs: Int64) throws -> Bool {
+        for sql: StaticString in [
+            "SELECT EXISTS (SELECT 1 FROM fix WHERE ts_ms >= ? AND ts_ms < ?)",
+            "SELECT EXISTS (SELECT 1 FROM hr_sample WHERE ts_ms >= ? AND ts_ms < ?)",
+            "SELECT EXISTS (SELECT 1 FROM step_record WHERE ts_ms >= ? AND ts_ms < ?)",
+        ] {
+            let statement = try self.statement(sql).bind(.integer(fromMs), .integer(toMs))
+            defer { statement.reset() }
+            if try statement.step(), statement.int(0) != 0 { return true }
+        }
+        return false
+    }
+
+    func dayAggregate(date: String) throws -> StoredDayAggregate? {
+        let statement = try self.statement(
+            """
+            SELECT date, tz, payload, final, updated_ms, published_payload, first_fix, last_fix,
+                   coalesce(newest_fix_id > coalesce(built_fix_id, 0), 0) OR coalesce(newest_hr_id > coalesce(built_hr_id, 0), 0)
+                   OR coalesce(newest_step_id > coalesce(built_step_id, 0), 0)
+            FROM day_aggregate WHERE date = ?
+            """
+        ).bind(.text(date))
+        defer { statement.reset() }  // a statement left mid-result holds its read transaction open
+        guard try statement.step() else { return nil }
+        return StoredDayAggregate(
+            date: statement.text(0), tz: statement.text(1), payload: statement.text(2), final: statement.int(3) != 0,
+            updatedMs: statement.int64(4), publishedPayload: statement.optionalText(5), firstFix: statement.optionalText(6),
+            lastFix: statement.optionalText(7), isStale: statement.int(8) != 0)
+    }
+}

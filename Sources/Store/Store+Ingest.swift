@@ -1,0 +1,96 @@
+import Logging
+
+/// Sensor data in: one transaction per write, with the messages that report it.
+extension Store {
+    /// Stores fixes and heart-rate notifications and queues messages, all in one transaction.
+    /// Duplicates (same fix time; same sensor and time) are ignored, so a replay stores nothing.
+    @discardableResult
+    public func write(
+        fixes: [StoredFix] = [], heartRates: [StoredHeartRate] = [], steps: [StoredStepRecord] = [], messages: [OutboxDraft] = []
+    ) throws -> StoreWriteResult
+    {
+        let seqBefore = seq
+        do {
+            let result = try db.transaction {
+                var result = StoreWriteResult()
+                var freshness = AggregateFreshness(timeZone: dayTimeZone)
+                for fix in fixes {
+                    guard let id = try insert(fix) else { continue }
+                    result.fixesInserted += 1
+                    freshness.added(fixID: id, timeMs: fix.timeMs)
+                }
+                for heartRate in heartRates {
+                    guard let id = try insert(heartRate) else { continue }
+                    result.heartRatesInserted += 1
+                    freshness.added(heartRateID: id, timeMs: heartRate.timeMs)
+                }
+                for record in steps {
+                    guard let id = try insert(record) else { continue }
+                    result.stepRecordsInserted += 1
+                    freshness.added(stepID: id, timeMs: record.timeMs)
+                }
+                try freshness.record(in: db)
+                // Held messages first: their seqs are older than any taken now.
+                for message in held { try enqueue(held: message) }
+                for message in messages { result.seqs.append(try enqueue(message)) }
+                if !messages.isEmpty || !held.isEmpty {
+                    try db.statement("UPDATE agent_state SET value = ? WHERE key = 'seq'").bind(.integer(seq)).run()
+                }
+                return result
+            }
+            if !held.isEmpty {
+                logger.notice("queued the messages held while the store could not be written", metadata: ["seqs": "\(held.map(\.seq))"])
+                held.removeAll()
+            }
+            return result
+        } catch {
+            seq = seqBefore
+            throw error
+        }
+    }
+
+    /// The new row's id, or nil for a duplicate.
+    func insert(_ fix: StoredFix) throws -> Int64? {
+        try db.statement(
+            """
+            INSERT OR IGNORE INTO fix (ts_ms, received_ms, lat, lon, alt_hae, alt_msl, speed, track, climb, eph, epv,
+                                       mode, satellites, time_source)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """
+        ).bind(
+            .integer(fix.timeMs), .integer(fix.receivedMs), .real(fix.lat), .real(fix.lon), .double(fix.altHAE),
+            .double(fix.altMSL), .double(fix.speed), .double(fix.track), .double(fix.climb), .double(fix.eph),
+            .double(fix.epv), .integer(Int64(fix.mode)), .int(fix.satellites), .text(fix.timeSource)
+        ).run()
+        return db.changes > 0 ? db.lastInsertRowID : nil
+    }
+
+    /// The new notification's id, or nil for a duplicate.
+    func insert(_ heartRate: StoredHeartRate) throws -> Int64? {
+        try db.statement(
+            """
+            INSERT OR IGNORE INTO hr_sample (sensor, ts_ms, received_ms, bpm, contact, energy_kj, valid, raw)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """
+        ).bind(
+            .text(heartRate.sensor), .integer(heartRate.timeMs), .integer(heartRate.receivedMs),
+            .integer(Int64(heartRate.bpm)), .integer(Int64(heartRate.contact)), .int(heartRate.energyKJ),
+            .integer(heartRate.valid ? 1 : 0), .blob(heartRate.raw)
+        ).run()
+        guard db.changes > 0 else { return nil }
+        let sampleID = db.lastInsertRowID
+        // RR intervals describe the beats before the notification: the newest ends at its time.
+        var end = heartRate.timeMs
+        var stamps: [Int64] = Array(repeating: 0, count: heartRate.rrIntervals.count)
+        for index in heartRate.rrIntervals.indices.reversed() {
+            stamps[index] = end
+            end -= Int64((Double(heartRate.rrIntervals[index]) * 1000 / 1024).rounded())
+        }
+        for (position, rr) in heartRate.rrIntervals.enumerated() {
+            try db.statement("INSERT INTO rr_interval (sample_id, position, ts_ms, rr_1024) VALUES (?, ?, ?, ?)").bind(
+                .integer(sampleID), .integer(Int64(position)), .integer(stamps[position]), .integer(Int64(rr))
+            ).run()
+        }
+        return sampleID
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+
+/// Keeping the file within its disk: raw rows pruned oldest first, their pages given back.
+extension Store {
+    /// Deletes up to `limit` raw rows older than `beforeMs` per table, in short transactions so
+    /// ingest never waits long; call repeatedly until it returns 0. Aggregates are kept.
+    public func pruneRawRows(beforeMs: Int64, limit: Int = 2000) throws -> Int {
+        var deleted = 0
+        try db.transaction {
+            try db.statement("DELETE FROM fix WHERE id IN (SELECT id FROM fix WHERE ts_ms < ? ORDER BY ts_ms LIMIT ?)")
+                .bind(.integer(beforeMs), .integer(Int64(limit))).run()
+            deleted += db.changes
+            try db.statement(
+                "DELETE FROM hr_sample WHERE id IN (SELECT id FROM hr_sample WHERE ts_ms < ? ORDER BY ts_ms LIMIT ?)"
+            ).bind(.integer(beforeMs), .integer(Int64(limit))).run()
+            deleted += db.changes
+            try db.statement(
+                "DELETE FROM step_record WHERE id IN (SELECT id FROM step_record WHERE ts_ms < ? ORDER BY ts_ms LIMIT ?)"
+            ).bind(.integer(beforeMs), .integer(Int64(limit))).run()
+            deleted += db.changes
+        }
+        return deleted
+    }
+
+    /// Returns up to `pages` free pages to the file system (auto_vacuum = INCREMENTAL).
+    public func releaseFreePages(_ pages: Int = 1000) throws {
+        try db.execute("PRAGMA incremental_vacuum(\(pages))")
+    }
+
+    /// The time of the oldest raw row, for a size cap that removes the oldest first.
+    public func oldestRawTimeMs() throws -> Int64? {
+        let statement = try db.statement("""
+            SELECT min(t) FROM (SELECT min(ts_ms) AS t FROM fix UNION ALL SELECT min(ts_ms) FROM hr_sample
+                                UNION ALL SELECT min(ts_ms) FROM step_record)
+            """)
+        defer { statement.reset() }
+        guard try statement.step(), !statement.isNull(0) else { return nil }
+        return statement.int64(0)
+    }
+
+    public struct SpaceReport: Sendable, Equatable {
+        /// Bytes of data in the file (pages in use), not counting free pages.
+        public var usedBytes: Int64
+        public var fileBytes: Int64
+        public var freeDiskBytes: Int64?
+    }
+
+    public func space() throws -> SpaceReport {
+        let pageSize = try db.scalarInt("PRAGMA page_size") ?? 4096
+        let pages = try db.scalarInt("PRAGMA page_count") ?? 0
+        let freePages = try db.scalarInt("PRAGMA freelist_count") ?? 0
+        var stats = statvfs()
+        let directory = (path as NSString).deletingLastPathComponent
+        let free: Int64? = statvfs(directory.isEmpty ? "." : directory, &stats) == 0 ? Int64(stats.f_bavail) * Int64(stats.f_frsize) : nil
+        return SpaceReport(usedBytes: (pages - freePages) * pageSize, fileBytes: pages * pageSize, freeDiskBytes: free)
+    }
+}
