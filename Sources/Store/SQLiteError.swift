@@ -13,11 +13,6 @@ public struct SQLiteError: Error, CustomStringConvertible, Equatable {
     /// The primary result code (`SQLITE_FULL`, `SQLITE_IOERR`, …) without the extended bits.
     public var primaryCode: Int32 { code & 0xFF }
 
-    /// The disk is full or the file cannot be written: worth retrying later, nothing is corrupt.
-    public var isStorageUnavailable: Bool {
-        [SQLITE_FULL, SQLITE_READONLY, SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_BUSY, SQLITE_LOCKED].contains(primaryCode)
-    }
-
     /// The file is not a database or is damaged.
     public var isCorruption: Bool { primaryCode == SQLITE_CORRUPT || primaryCode == SQLITE_NOTADB }
 

@@ -26,6 +26,9 @@ public actor OutboxDrain {
     /// mid → outbox id, for the current session only (mids restart with every session).
     private var inflight: [Int32: Int64] = [:]
     private var lastSentID: Int64 = 0
+    /// Goes up whenever sending must start again from an earlier message (a transient refusal,
+    /// a replaced store file): a pump that read the outbox before that discards what it read.
+    private var rewinds = 0
     private var acknowledged: [Int64] = []
     private var window: Int
     private var pumping = false
@@ -79,6 +82,7 @@ public actor OutboxDrain {
         acknowledged = []
         attempts = [:]
         lastSentID = 0
+        rewinds += 1
         await pump()
     }
 
@@ -115,6 +119,7 @@ public actor OutboxDrain {
             // This message and everything after it go again, in order, after the backoff.
             await flushAcknowledgements()
             lastSentID = min(lastSentID, id - 1)
+            rewinds += 1
             resumeAt = .now + .seconds(delay)
             Task { [weak self] in
                 try? await Task.sleep(for: .seconds(delay))
@@ -167,13 +172,17 @@ public actor OutboxDrain {
         }
         while let session, inflight.count < window {
             let entries: [OutboxEntry]
+            let rewindsBefore = rewinds
             do {
                 entries = try await store.pendingMessages(afterID: lastSentID, limit: window - inflight.count)
             } catch {
                 logger.warning("cannot read the outbox", metadata: ["error": "\(error)"])
                 return
             }
-            guard !entries.isEmpty, self.session == session else { return }
+            // A refusal handled while the outbox was being read moved `lastSentID` back: sending
+            // what was read would move it past the refused message, which would then never go
+            // again (seen under load: it stayed pending while later messages were delivered).
+            guard !entries.isEmpty, self.session == session, rewinds == rewindsBefore else { return }
             for entry in entries {
                 do {
                     let sent = try client.publish(message(for: entry))
@@ -186,7 +195,9 @@ public actor OutboxDrain {
                     // A message libmosquitto refuses outright (oversize, bad UTF-8) would block
                     // the queue forever: set it aside like a broker refusal.
                     logger.error("message refused by libmosquitto; set aside", metadata: ["outbox_id": "\(entry.id)", "error": "\(error)"])
+                    let rewindsBefore = rewinds
                     try? await store.setAside(id: entry.id, reason: "\(error)", generation: generation)
+                    guard rewinds == rewindsBefore else { return }
                     lastSentID = entry.id
                 }
             }
