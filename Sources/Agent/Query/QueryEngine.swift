@@ -248,7 +248,7 @@ final class QueryEngine {
     static func intact(_ aggregate: StoredDayAggregate) -> Bool {
         let parts = [("payload", aggregate.payload), ("first_fix", aggregate.firstFix), ("last_fix", aggregate.lastFix)]
         let broken = parts.filter { _, text in
-            text.map { (try? JSONSerialization.jsonObject(with: Data($0.utf8), options: .fragmentsAllowed)) == nil } ?? false
+            text.map { !JSONSyntax.isValid($0) } ?? false
         }
         guard broken.isEmpty else {
             damageLog.error("a stored day aggregate is not valid JSON; answering from the day's rows", metadata: [
