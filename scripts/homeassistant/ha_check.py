@@ -1,16 +1,19 @@
 """Home Assistant's own view of the agent: a real mosquitto, the agent fed by real recordings
-(gpsd's BU-353-S4 capture through gpsfake, the MIT-BIH heart-rate hour over UDP), and a real Home
+(gpsd's BU-353-S4 capture through gpsfake, the MIT-BIH heart-rate hour and two minutes of a foot
+pod's RSC notifications over UDP), and a real Home
 Assistant 2024.3.3 whose MQTT integration reads the agent's discovery from that broker. Asserted
 through HA's device registry, entity registry and state machine:
 
  1. the device and exactly the entities the configuration enables, each with the component,
     device class, state class and unit the contract gives and HA accepts for that class;
  2. every entity's state equals what the agent's own payloads say: the tracker's latitude and
-    longitude the last location's, the heart rate the last valid bpm the bridge sent;
- 3. entities whose figures are not published yet (steps, sleep, workouts) are `unknown`;
+    longitude the last location's, the heart rate the last valid bpm the bridge sent, today's
+    steps the foot pod's (340 at 170/min);
+ 3. entities whose figures are not published (last night's sleep: the check sends no night;
+    workouts: not built yet) are `unknown`;
  4. HA's birth message made the agent announce again;
  5. the agent's MQTT will (SIGKILL) makes every entity `unavailable`;
- 6. payloads of the shape issues 18-20 specify (synthesised here, said so) fill those entities,
+ 6. payloads of the shape issues 18-20 specify (synthesised here, said so) fill those entities too,
     and a stale location without a position leaves the tracker unknown;
  7. a restart with GPS disabled removes the GPS entities from HA (empty retained configs);
 and, throughout, nothing logged by HA at WARNING or above (a template error would be).
@@ -109,6 +112,10 @@ def feed_agent(agent_binary, directory, capture, broker_port, processes):
                    "the agent's status with a GPS fix")
     last_bpm, sent = rig.replay_heart_rate_hour(hr_port)
     step(f"sent the heart-rate hour ({sent} bridge messages); the last valid bpm was {last_bpm}")
+    steps = rig.send_foot_pod(hr_port)
+    rig.wait_until(lambda: capture.last(f"{ROOT}/health/today", lambda p: abs((p.get("steps") or 0) - steps) <= steps // 100), 30,
+                   f"health/today with the foot pod's {steps} steps")
+    step(f"sent two minutes of a foot pod at 170 steps/min (0x2A53 through the bridge): health/today says {steps} steps ± 1 %")
     rig.wait_until(lambda: capture.last(f"{ROOT}/status", lambda p: p.get("hr", {}).get("bpm") == last_bpm), 30,
                    f"a status with hr.bpm = {last_bpm}")
     rig.wait_until(lambda: capture.last(f"{ROOT}/health/today", lambda p: (p.get("heart_rate") or {}).get("rmssd_ms") is not None

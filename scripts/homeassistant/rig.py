@@ -188,6 +188,22 @@ def replay_heart_rate_hour(port, pace_s=0.001):
     return last_valid, len(messages)
 
 
+def send_foot_pod(port, seconds=120, cadence=170):
+    """Sends `seconds` of a foot pod's RSC notifications (0x2A53: running, 3.0 m/s, `cadence`
+    steps/min), one a second ending now, as bridge messages (`"char":"2a53"`). By the agent's
+    integral rule they are worth seconds × cadence / 60 steps. Returns that count."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    raw = "040003%02x" % cadence  # flags: running; speed 0x0300/256 m/s; cadence
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+        for index in range(seconds + 1):
+            stamp = now - datetime.timedelta(seconds=seconds - index)
+            message = {"ts": stamp.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (stamp.microsecond // 1000),
+                       "seq": index + 1, "sensor": "footpod", "char": "2a53", "raw": raw}
+            sender.sendto(json.dumps(message, separators=(",", ":")).encode(), ("127.0.0.1", port))
+            time.sleep(0.001)
+    return seconds * cadence // 60
+
+
 class Capture:
     """Records every message on the given filters, in arrival order, with its retain flag."""
 
