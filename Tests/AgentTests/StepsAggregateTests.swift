@@ -39,6 +39,16 @@ struct StepsAggregateTests {
         #expect(Self.fields(steps)["steps_source"] as? String == "rsc")
     }
 
+    @Test("a stored RSC value that no longer parses (bit rot) is left out and reported, as is a pod's distance reset")
+    func anomalies() {
+        var steps = StepsAccumulator(settings: StepSettings())
+        _ = steps.add(StoredStepRecord(sensor: "pod", timeMs: Self.t0, receivedMs: Self.t0, rsc: [0x06, 0x00]))
+        _ = steps.add(Self.rsc("pod", Self.t0 + 1000, cadence: 160, total: 5000))
+        _ = steps.add(Self.rsc("pod", Self.t0 + 2000, cadence: 160, total: 10))
+        let reported = Dictionary(uniqueKeysWithValues: steps.anomalies.map { ($0.reason, $0.count) })
+        #expect(reported == ["unreadable_rsc": 1, "pod_distance_reset": 1])
+    }
+
     @Test("cadence_units: a pod that counts strides gives twice the steps; the others keep the default")
     func strides() {
         var settings = StepSettings()

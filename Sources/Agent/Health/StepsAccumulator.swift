@@ -76,6 +76,17 @@ struct StepsAccumulator: Sendable {
         return chosen
     }
 
+    /// What was left out or replaced while counting, by reason, for the log: stored RSC values
+    /// that no longer parse (bit rot), foot-pod distance counters that went backwards (a pod
+    /// reset), and distance deltas no runner could cover (speed × time used instead).
+    var anomalies: [(reason: String, count: Int)] {
+        [
+            ("unreadable_rsc", unreadable),
+            ("pod_distance_reset", footPods.values.reduce(0) { $0 + $1.distanceResets }),
+            ("implausible_pod_distance", footPods.values.reduce(0) { $0 + $1.implausibleDistances }),
+        ].filter { $0.1 > 0 }
+    }
+
     /// Whole steps per bucket start, adding up to the day's rounded total.
     var roundedSteps: [Int64: Int] {
         let chosen = buckets.sorted { $0.key < $1.key }

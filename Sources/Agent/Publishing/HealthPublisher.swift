@@ -32,6 +32,8 @@ actor HealthPublisher: Service, CustomStringConvertible {
     private var staleDays: Set<LocalDay> = []
     private var lastToday: (text: String, at: ContinuousClock.Instant)?
     private var lastDaily: [LocalDay: ContinuousClock.Instant] = [:]
+    /// The step anomalies last logged per day, so each is logged when it grows, not every tick.
+    private var loggedStepAnomalies: [LocalDay: [String: Int]] = [:]
     /// Today's night and when it was classified (`SleepNight.todayRefresh`).
     private var todaySleep: (day: LocalDay, at: ContinuousClock.Instant, cursor: RowCursor, night: SleepNight)?
 
@@ -179,6 +181,7 @@ actor HealthPublisher: Service, CustomStringConvertible {
     // MARK: - Publishing
 
     private func publishToday(_ aggregate: DayAggregate, nowMs: Int64) async throws {
+        logStepAnomalies(aggregate)
         var aggregate = aggregate
         aggregate.sleep = try await sleep(today: aggregate.day)
         let document = aggregate.document(final: false, nowMs: nowMs)
@@ -195,6 +198,7 @@ actor HealthPublisher: Service, CustomStringConvertible {
     /// Queues `health/daily/<date>` unless the same aggregate was published before; true when queued.
     @discardableResult
     private func publishDaily(_ aggregate: DayAggregate, nowMs: Int64) async throws -> Bool {
+        logStepAnomalies(aggregate)
         var aggregate = aggregate
         aggregate.sleep = try await SleepNight.compute(aggregate.day, settings: settings, store: store, upTo: cursor)
         let date = aggregate.day.description
@@ -217,6 +221,19 @@ actor HealthPublisher: Service, CustomStringConvertible {
             builtUpTo: cursor, dayMs: aggregate.day.boundsMs)
         lastDaily[aggregate.day] = .now
         return true
+    }
+
+    /// Logs what the day's step counting left out or replaced, by reason, when a count grew.
+    private func logStepAnomalies(_ aggregate: DayAggregate) {
+        let anomalies = aggregate.steps.anomalies
+        guard !anomalies.isEmpty else { return }
+        var logged = loggedStepAnomalies[aggregate.day] ?? [:]
+        for (reason, count) in anomalies where count > logged[reason] ?? 0 {
+            logger.warning("step records left out or corrected", metadata: ["date": "\(aggregate.day)", "reason": "\(reason)", "count": "\(count)"])
+            logged[reason] = count
+        }
+        if loggedStepAnomalies.count > 8 { loggedStepAnomalies.removeAll() }
+        loggedStepAnomalies[aggregate.day] = logged
     }
 
     /// Today's night, classified again when its window got rows, at most every `SleepNight.todayRefresh`.
