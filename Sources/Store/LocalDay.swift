@@ -94,10 +94,20 @@ public struct LocalDay: Sendable, Hashable, Comparable, CustomStringConvertible 
         return LocalDay(year: year - 1, month: 12, day: 31, calendar: calendar)
     }
 
-    /// `[startMs, endMs)` in Unix milliseconds, for the store's day queries.
+    /// `[startMs, endMs)` in Unix milliseconds, for the store's day queries. Remembered per day:
+    /// the calendar arithmetic behind it (four conversions) cost more than the rest of a quick
+    /// query's answer, and the same few days are asked for all day long.
     public var boundsMs: (start: Int64, end: Int64) {
-        (Int64(start.timeIntervalSince1970 * 1000), Int64(end.timeIntervalSince1970 * 1000))
+        if let known = Self.bounds.withLock({ $0[self] }) { return known }
+        let computed = (Int64(start.timeIntervalSince1970 * 1000), Int64(end.timeIntervalSince1970 * 1000))
+        Self.bounds.withLock { cache in
+            if cache.count >= 64 { cache.removeAll() }
+            cache[self] = computed
+        }
+        return computed
     }
+
+    private static let bounds = Mutex<[LocalDay: (start: Int64, end: Int64)]>([:])
 
     public static func < (lhs: LocalDay, rhs: LocalDay) -> Bool {
         (lhs.year, lhs.month, lhs.day) < (rhs.year, rhs.month, rhs.day)
