@@ -35,16 +35,18 @@ struct TestKitTests {
     func gpsfakeServesFixes() async throws {
         let gps = try await GPSFake(capture: Tools.fixture("gpsd/bu353s4.log"), cycle: 0.05)
         let gpsfakePID = gps.process.pid
-        // Read gpsd's JSON with its own client: a TPV with a position shows the capture is being served.
-        let pipe = try ManagedProcess(name: "gpspipe", executable: Tools.find("gpspipe"), arguments: ["-w", "127.0.0.1:\(gps.port)"])
-        let tpv = try await pipe.waitForLine(containing: "\"lat\":-37.78", timeout: 20)
-        #expect(tpv.contains("\"class\":\"TPV\""))
-        pipe.stop()
+        // gpsfake's gpsd, found first: on a loaded machine the replay can be over (and that gpsd
+        // gone) by the time the client below has read its first position.
         var gpsdPIDs: [pid_t] = []
         try await Wait.until(timeout: 10, "gpsd's listening socket found in /proc") {
             gpsdPIDs = gps.processPIDsListening()
             return !gpsdPIDs.isEmpty
         }
+        // Read gpsd's JSON with its own client: a TPV with a position shows the capture is being served.
+        let pipe = try ManagedProcess(name: "gpspipe", executable: Tools.find("gpspipe"), arguments: ["-w", "127.0.0.1:\(gps.port)"])
+        let tpv = try await pipe.waitForLine(containing: "\"lat\":-37.78", timeout: 20)
+        #expect(tpv.contains("\"class\":\"TPV\""))
+        pipe.stop()
         gps.stop()
         try await Wait.until(timeout: 10, "gpsfake's gpsd to exit") { gpsdPIDs.allSatisfy { !isAlive($0) } }
         #expect(!isAlive(gpsfakePID))
