@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestKit
 
 @testable import Agent
 
@@ -29,24 +30,12 @@ struct JSONSyntaxTests {
         }
     }
 
-    /// SplitMix64: the same corruptions every run.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// What matters is one direction: nothing it passes may be refused by a JSON parser (a reply
     /// must be valid JSON). It is stricter than Foundation in one place, which is safe (the day is
     /// then computed from its rows): Foundation takes a trailing comma (`[1,2,]`), RFC 8259 does not.
     @Test("on 20 000 corruptions of a stored aggregate (a byte flipped, cut or doubled) it never passes what Foundation refuses, and refuses only trailing commas Foundation passes")
     func agreesWithFoundation() {
-        var generator = SeededGenerator(state: 2026)
+        var generator = SplitMix(seed: 2026)
         let original = Array(Self.aggregate.utf8)
         var disagreements: [String] = []
         for _ in 0..<20_000 {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestKit
 
 @testable import SleepStaging
 
@@ -122,18 +123,4 @@ struct FeaturePartsTests {
         let expected = bias.map { exp($0) / bias.map { exp($0) }.reduce(0, +) }
         #expect(zip(with[3], expected).allSatisfy { abs($0 - $1) < 1e-12 })
     }
-}
-
-/// A small deterministic generator for test signals.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func nextUnit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }
