@@ -41,18 +41,40 @@ public final class GPSFake: @unchecked Sendable {
 
     deinit { stop() }
 
-    /// The gpsd serving this port (gpsfake's child), for tests that kill it.
-    public func processPIDsListening() -> [pid_t] { Self.pids(listeningOn: port) }
+    /// The gpsd serving this port (gpsfake's child), for tests that kill it: the process with a
+    /// socket listening on the port, else gpsfake's child named gpsd.
+    public func processPIDsListening() -> [pid_t] {
+        let listening = Self.pids(listeningOn: port)
+        return listening.isEmpty ? Self.children(of: process.pid, named: "gpsd") : listening
+    }
 
-    /// PIDs of processes with a TCP socket listening on `port` (from /proc/net/tcp and fds).
+    /// Processes whose parent is `parent` and whose command is `name` (from /proc/*/stat).
+    static func children(of parent: pid_t, named name: String) -> [pid_t] {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
+        return entries.compactMap { entry -> pid_t? in
+            guard let pid = pid_t(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")")
+            else { return nil }
+            let command = stat[stat.index(after: open)..<close]
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard command == name, fields.count > 1, pid_t(fields[1]) == parent else { return nil }
+            return pid
+        }
+    }
+
+    /// PIDs of processes with a TCP socket listening on `port` (from /proc/net/tcp and tcp6 and
+    /// fds: gpsd binds localhost on both families, and may hold only the IPv6 one).
     static func pids(listeningOn port: Int) -> [pid_t] {
-        guard let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8) else { return [] }
         let hexPort = String(format: ":%04X", port)
-        let inodes = Set(table.split(separator: "\n").dropFirst().compactMap { line -> String? in
-            let fields = line.split(separator: " ")
-            guard fields.count > 9, fields[1].hasSuffix(hexPort), fields[3] == "0A" else { return nil }
-            return String(fields[9])
-        })
+        var inodes = Set<String>()
+        for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+            guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
+            for line in text.split(separator: "\n").dropFirst() {
+                let fields = line.split(separator: " ")
+                guard fields.count > 9, fields[1].hasSuffix(hexPort), fields[3] == "0A" else { continue }
+                inodes.insert(String(fields[9]))
+            }
+        }
         guard !inodes.isEmpty, let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
         var result: [pid_t] = []
         for entry in entries {
