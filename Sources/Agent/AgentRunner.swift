@@ -105,6 +105,16 @@ struct AgentRunner {
             config: config, client: client, settings: settings,
             logger: Logger(label: "keepalive.query"))
         for filter in queries.filters { client.handleOnNetworkThread(filter) { queries.receive($0) } }
+        let gear = GearBook(
+            store: store, writer: writer, topicRoot: config.topicRoot, autoCredit: config.workouts.autoCredit,
+            logger: Logger(label: "keepalive.gear"))
+        let workouts = WorkoutService(
+            settings: config.workouts, aggregate: settings, deviceID: config.device.id, topicRoot: config.topicRoot, store: store,
+            writer: writer, gear: gear, time: TrustedTime(clock: clock, writer: writer), logger: Logger(label: "keepalive.workouts"),
+            workoutsChanged: { await health.workoutsChanged(startingAt: $0) })
+        let commands = CommandService(
+            config: config, client: client, workouts: workouts, gear: gear, store: store, logger: Logger(label: "keepalive.commands"))
+        for filter in commands.filters { client.handleOnNetworkThread(filter) { commands.receive($0) } }
         let status = StatusReporter(
             topic: statusTopic, interval: .seconds(config.schedule.statusIntervalS), store: store, board: board,
             counters: counters, drain: drain, writer: writer, client: client, since: since, logger: Logger(label: "keepalive.status"))
@@ -136,6 +146,7 @@ struct AgentRunner {
                     .init(service: location),
                     .init(service: health),
                     .init(service: queries),
+                    .init(service: commands),
                     .init(service: homeAssistant),
                     .init(service: WatchdogService(
                         notifier: SystemdNotifier(), heartbeats: heartbeats, board: board, logger: Logger(label: "keepalive.watchdog"))),
@@ -150,7 +161,7 @@ struct AgentRunner {
                     .init(service: RetentionService(
                         store: store, retentionDays: config.store.retentionDays, maxBytes: config.store.maxBytes,
                         logger: Logger(label: "keepalive.retention"))),
-                ] + sensors,
+                ] + (config.workouts.enabled ? [.init(service: workouts)] : []) + sensors,
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
         try await group.run()

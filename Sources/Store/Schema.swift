@@ -109,6 +109,44 @@ enum Schema {
         ALTER TABLE day_aggregate ADD COLUMN built_step_id INTEGER;
         ALTER TABLE day_aggregate ADD COLUMN newest_step_id INTEGER;
         """,
+        // 6: workouts and the shoes they are credited to (docs/contract.md, "Workouts").
+        // A workout's id is a UUIDv5 of the device and its start: detected again after a
+        // restart or a replay it is the same row, its `version` going up when it changed.
+        // A credit is keyed by the workout: crediting it again changes nothing, assigning it
+        // to another pair moves it.
+        """
+        CREATE TABLE workout (
+            id TEXT PRIMARY KEY,
+            version INTEGER NOT NULL,
+            start_ms INTEGER NOT NULL,
+            end_ms INTEGER,                       -- NULL while it goes on
+            sport TEXT NOT NULL,
+            source TEXT NOT NULL,                 -- 'auto' | 'manual'
+            finished INTEGER NOT NULL,
+            distance_m REAL NOT NULL,
+            record TEXT NOT NULL,                 -- the published record's JSON (without seq)
+            updated_ms INTEGER NOT NULL
+        );
+        CREATE INDEX workout_by_start ON workout (start_ms);
+        CREATE TABLE gear (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            start_km REAL NOT NULL,
+            limit_km REAL,
+            retired INTEGER NOT NULL DEFAULT 0,
+            selected INTEGER NOT NULL DEFAULT 0,
+            created_ms INTEGER NOT NULL,
+            warned_percent INTEGER NOT NULL DEFAULT 0   -- the highest limit event sent: 0, 80, 100
+        );
+        CREATE TABLE gear_credit (
+            workout_id TEXT PRIMARY KEY,
+            gear_id TEXT NOT NULL,
+            km REAL NOT NULL,
+            workout_end_ms INTEGER NOT NULL,
+            credited_ms INTEGER NOT NULL
+        );
+        CREATE INDEX gear_credit_by_gear ON gear_credit (gear_id);
+        """,
     ]
 
     static var latestVersion: Int { migrations.count }

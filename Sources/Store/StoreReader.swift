@@ -6,7 +6,7 @@ import Foundation
 ///
 /// Not thread-safe: its owner uses it from one thread (or serial queue) at a time.
 public final class StoreReader {
-    private var db: SQLiteConnection
+    var db: SQLiteConnection
     private let path: String
     private var opened: FileIdentity.Node?
 
@@ -99,4 +99,14 @@ public final class StoreReader {
         defer { statement.reset() }
         while try statement.step() { try body(statement.int64(0), statement.double(1)) }
     }
+}
+
+/// Workouts and gear, for the query and the command line (inside `snapshot`, like the reads above).
+extension StoreReader {
+    public func workouts(fromMs: Int64, toMs: Int64) throws -> [StoredWorkout] {
+        try db.workouts(fromMs: fromMs, toMs: toMs, finishedOnly: true)
+    }
+
+    public func workout(id: String) throws -> StoredWorkout? { try db.workout(id: id) }
+    public func allGear() throws -> [StoredGear] { try db.allGear() }
 }

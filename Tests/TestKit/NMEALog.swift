@@ -29,6 +29,31 @@ public enum NMEALog {
         }
     }
 
+    /// A run (or walk) around a circular loop of `radiusM` at `speedMps`, one fix a second from
+    /// `start`: its length is exactly `speedMps × seconds` (the arc), which a workout's distance is
+    /// checked against. Starts at the loop's southernmost point heading east.
+    public static func loop(
+        start: Date, seconds: Int, speedMps: Double = 3, radiusM: Double = 150, lat: Double = 52.5, lon: Double = 13.4,
+        altitudeM: Double = 40
+    ) -> [Point] {
+        let metresPerDegreeLat = 111_320.0
+        let metresPerDegreeLon = metresPerDegreeLat * cos(lat * .pi / 180)
+        return (0..<seconds).map { second in
+            let angle = Double(second) * speedMps / radiusM  // radians travelled
+            let north = -radiusM * cos(angle)
+            let east = radiusM * sin(angle)
+            let course = (90 - angle * 180 / .pi).truncatingRemainder(dividingBy: 360)
+            return Point(
+                time: start.addingTimeInterval(Double(second)), lat: lat + radiusM / metresPerDegreeLat + north / metresPerDegreeLat,
+                lon: lon + east / metresPerDegreeLon, speedMps: speedMps, courseDeg: course < 0 ? course + 360 : course, altitudeM: altitudeM)
+        }
+    }
+
+    /// A receiver standing still, one fix a second from `start`.
+    public static func standing(start: Date, seconds: Int, lat: Double = 52.5, lon: Double = 13.4) -> [Point] {
+        (0..<seconds).map { Point(time: start.addingTimeInterval(Double($0)), lat: lat, lon: lon) }
+    }
+
     /// The log gpsfake plays: three sentences per fix (a 3D fix with 8 satellites). RMC comes
     /// first, so gpsd knows the date, and with it the time, of every fix it reports.
     public static func text(_ points: [Point]) -> String {

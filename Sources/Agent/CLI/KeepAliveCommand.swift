@@ -6,7 +6,10 @@ public struct KeepAliveCommand: AsyncParsableCommand {
         commandName: "keepalive",
         abstract: "KeepAlive edge agent: GPS and heart rate from a Raspberry Pi, stored locally, published over MQTT.",
         version: KeepAliveVersion.string,
-        subcommands: [RunCommand.self, QueryCommand.self, ExportCommand.self, CheckConfigCommand.self])
+        subcommands: [
+            RunCommand.self, QueryCommand.self, ExportCommand.self, WorkoutsCommand.self, WorkoutCommand.self, GearCommand.self,
+            CheckConfigCommand.self,
+        ])
 
     public init() {}
 }

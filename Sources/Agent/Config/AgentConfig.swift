@@ -13,6 +13,7 @@ public struct AgentConfig: Sendable, Equatable {
     public var query: Query
     public var health: Health
     var steps: StepSettings
+    var workouts: WorkoutSettings
     public var homeAssistant: HomeAssistant
 
     public struct Device: Sendable, Equatable {
@@ -150,6 +151,7 @@ extension AgentConfig {
             query: Query(extraTopics: [], ratePerS: 0, burst: 0, maxReplyBytes: 0, replyTopics: []),
             health: Health(maxHR: 0, restingHR: 0),
             steps: StepSettings(),
+            workouts: WorkoutSettings(),
             homeAssistant: HomeAssistant(enabled: false, discoveryPrefix: "", birthTopic: ""))
     }
 }

@@ -5,7 +5,7 @@ import StepCounting
 /// under /var/lib/keepalive); the root `config.toml` documents the same values (a test holds
 /// them equal). Checks that involve more than one key are in `ConfigLoader`.
 enum ConfigKeys {
-    static var all: [ConfigKey] { device + mqtt + gps + hr + store + schedule + query + health + steps + homeAssistant }
+    static var all: [ConfigKey] { device + mqtt + gps + hr + store + schedule + query + health + steps + workouts + gear + homeAssistant }
 
     /// The sections, in order.
     static var sections: [String] {
@@ -131,6 +131,33 @@ enum ConfigKeys {
             K(section: "steps", name: "dropout_s", read: { $1.steps.dropoutMs = Int64(try $0.double("dropout_s", default: 10, in: 1...300) * 1000) },
               render: { "\(Double($0.steps.dropoutMs) / 1000)" }),
         ]
+    }
+
+    static var workouts: [K] {
+        func seconds(_ name: String, _ path: WritableKeyPath<AgentConfig, Double>, _ value: Double, _ range: ClosedRange<Double>) -> K {
+            .double("workouts", name, path, default: value, in: range)
+        }
+        return [
+            .bool("workouts", "enabled", \.workouts.enabled, default: true),
+            seconds("start_moving_s", \.workouts.startMovingS, 60, 5...3600),
+            .double("workouts", "pause_distance_m", \.workouts.pauseDistanceM, default: 10, in: 1...1000),
+            seconds("pause_window_s", \.workouts.pauseWindowS, 10, 2...600),
+            seconds("end_pause_s", \.workouts.endPauseS, 300, 10...86_400),
+            seconds("merge_gap_s", \.workouts.mergeGapS, 120, 0...3600),
+            seconds("min_duration_s", \.workouts.minDurationS, 600, 0...86_400),
+            .double("workouts", "min_distance_m", \.workouts.minDistanceM, default: 500, in: 0...1_000_000),
+            .double("workouts", "hr_reserve_fraction", \.workouts.heartRateReserveFraction, default: 0.45, in: 0.05...1),
+            .double("workouts", "hr_rise_bpm", \.workouts.heartRateRiseBpm, default: 15, in: 0...100),
+            .double("workouts", "walk_max_mps", \.workouts.walkMaxMps, default: 2.0, in: 0.1...50),
+            .double("workouts", "run_max_mps", \.workouts.runMaxMps, default: 5.5, in: 0.1...50),
+            .double("workouts", "run_min_cadence", \.workouts.runMinCadence, default: 130, in: 1...400),
+            .double("workouts", "vehicle_min_mps", \.workouts.vehicleMinMps, default: 12, in: 1...500),
+            .choice("workouts", "trimp_weighting", \.workouts.trimpWeighting, default: WorkoutSettings.TrimpWeighting.male),
+        ]
+    }
+
+    static var gear: [K] {
+        [.bool("gear", "auto_credit", \.workouts.autoCredit, default: true)]
     }
 
     static var homeAssistant: [K] {

@@ -44,6 +44,8 @@ struct DayAggregate: Sendable {
     /// The night credited to this day; nil until computed (`SleepNight.compute`: it is not
     /// folded sample by sample, the classifier reads the whole night).
     var sleep: SleepNight?
+    /// The finished workouts that started this day (read from the store, not folded).
+    var workouts: [StoredWorkout] = []
 
     init(day: LocalDay, settings: AggregateSettings) {
         self.day = day
@@ -73,7 +75,16 @@ struct DayAggregate: Sendable {
             body: [
                 ("heart_rate", heartRate.json),
                 ("location", location.json(slots: location.slots(fromMs: bounds.start, toMs: slotsUntil))),
-            ] + steps.fields + (sleep ?? .none).fields(timeZone: day.timeZone))
+            ] + steps.fields + (sleep ?? .none).fields(timeZone: day.timeZone) + [("workouts", Self.workoutTotals(workouts))])
+    }
+
+    /// `{count, duration_s, distance_m}` of the day's workouts (docs/contract.md).
+    static func workoutTotals(_ workouts: [StoredWorkout]) -> JSONValue {
+        .object([
+            ("count", .number(workouts.count)),
+            ("duration_s", .number(workouts.reduce(0.0) { $0 + Double(($1.endMs ?? $1.startMs) - $1.startMs) / 1000 }, digits: 1)),
+            ("distance_m", .number(workouts.reduce(0.0) { $0 + $1.distanceM }, digits: 1)),
+        ])
     }
 
     /// The day rebuilt from the store: rows in time order, stored up to `cursor`. Streams the
@@ -90,6 +101,7 @@ struct DayAggregate: Sendable {
         aggregate.heartRate = heartRate
         aggregate.location = location
         aggregate.steps = steps
+        aggregate.workouts = try await store.workouts(fromMs: bounds.start, toMs: bounds.end)
         return aggregate
     }
 
@@ -100,6 +112,7 @@ struct DayAggregate: Sendable {
         try reader.forEachHeartRate(fromMs: bounds.start, toMs: bounds.end) { _ = aggregate.heartRate.add($0) }
         try reader.forEachFix(fromMs: bounds.start, toMs: bounds.end) { _ = aggregate.location.add($0) }
         try reader.forEachStepRecord(fromMs: bounds.start, toMs: bounds.end) { _ = aggregate.steps.add($0) }
+        aggregate.workouts = try reader.workouts(fromMs: bounds.start, toMs: bounds.end)
         return aggregate
     }
 }

@@ -184,6 +184,7 @@ actor HealthPublisher: Service, CustomStringConvertible {
         logStepAnomalies(aggregate)
         var aggregate = aggregate
         aggregate.sleep = try await sleep(today: aggregate.day)
+        aggregate.workouts = try await store.workouts(fromMs: aggregate.day.boundsMs.start, toMs: aggregate.day.boundsMs.end)
         let document = aggregate.document(final: false, nowMs: nowMs)
         let text = document.canonicalText
         if let lastToday {
@@ -201,6 +202,7 @@ actor HealthPublisher: Service, CustomStringConvertible {
         logStepAnomalies(aggregate)
         var aggregate = aggregate
         aggregate.sleep = try await SleepNight.compute(aggregate.day, settings: settings, store: store, upTo: cursor)
+        aggregate.workouts = try await store.workouts(fromMs: aggregate.day.boundsMs.start, toMs: aggregate.day.boundsMs.end)
         let date = aggregate.day.description
         let document = aggregate.document(final: true, nowMs: nowMs)
         let text = document.canonicalText
@@ -248,18 +250,19 @@ actor HealthPublisher: Service, CustomStringConvertible {
         return night
     }
 
+    /// A workout of a finished day was saved or changed: its daily aggregate is published again.
+    func workoutsChanged(startingAt timeMs: Int64) {
+        let day = LocalDay(containing: Date(timeIntervalSince1970: Double(timeMs) / 1000), timeZone: settings.timeZone)
+        if openDays[day] == nil { staleDays.insert(day) }
+    }
+
     // MARK: - Time
 
     private func isPastGrace(_ day: LocalDay, now: Date) -> Bool {
         Self.ms(now) >= day.boundsMs.end + dailyGraceMs
     }
 
-    private func trustedNow() async -> Date? {
-        let now = clock.now()
-        if clock.isSynchronised() { return now }
-        guard let fix = await writer.latestFix, fix.timeSource == "gps" else { return nil }
-        return now.addingTimeInterval(Double(fix.timeMs - fix.receivedMs) / 1000)
-    }
+    private func trustedNow() async -> Date? { await TrustedTime(clock: clock, writer: writer).now() }
 
     private static func ms(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
 

@@ -14,6 +14,8 @@ struct DayReport: Sendable {
     var heartRateMinutes: [(Int64, Double)]?
     /// The 15-minute buckets, when asked for (`"include": ["timeline"]`).
     var timeline: JSONValue?
+    /// The finished workouts that started this day, when asked for (`"include": ["workouts"]`).
+    var workouts: [StoredWorkout]?
 
     /// A day's first or last fix in `location`: `{"tst","lat","lon"}`, or null without fixes.
     /// Also stored with a finished day's aggregate, so both paths must write the same text.

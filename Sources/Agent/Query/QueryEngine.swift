@@ -38,7 +38,7 @@ final class QueryEngine {
     /// if it needs to read rows: a track, heart-rate minutes, today, a day without a current
     /// final aggregate.
     func quickAnswer(_ request: QueryRequest, now: Date) -> QueryReply? {
-        guard request.format == .json, request.include.isDisjoint(with: [.track, .hr, .timeline]) else { return nil }
+        guard request.format == .json, request.include.isDisjoint(with: [.track, .hr, .timeline, .workouts]) else { return nil }
         return answer(request, now: now, mayScan: false)
     }
 
@@ -191,9 +191,10 @@ final class QueryEngine {
             var built = try DayTimeline.build(day, settings: settings, reader: reader)
             timeline = built.json()
         }
+        let workouts = include.contains(.workouts) ? try reader.workouts(fromMs: bounds.start, toMs: bounds.end) : nil
         return DayReport(
             day: day, zoneName: settings.zoneName, hasData: hasData, health: health, location: location, track: points,
-            heartRateMinutes: minutes, timeline: timeline)
+            heartRateMinutes: minutes, timeline: timeline, workouts: workouts)
     }
 
     /// `day`'s night, classified again at most every `SleepNight.todayRefresh`.

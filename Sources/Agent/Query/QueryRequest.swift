@@ -3,7 +3,7 @@ import Foundation
 /// A per-date request (SPEC "Per-date queries"): a bare date `2026-11-21`, or JSON
 /// `{"date":…,"include":[…],"track":"5min|full","format":"json|geojson|gpx","reply_to":…}`.
 struct QueryRequest: Sendable, Equatable {
-    enum Part: String, Sendable, CaseIterable { case health, location, track, hr, timeline }
+    enum Part: String, Sendable, CaseIterable { case health, location, track, hr, timeline, workouts }
     enum TrackDetail: String, Sendable, CaseIterable {
         case fiveMinutes = "5min"
         case full

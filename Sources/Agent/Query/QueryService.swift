@@ -121,14 +121,6 @@ private final class QueryEngineBox: @unchecked Sendable {
     init(_ engine: QueryEngine) { self.engine = engine }
 }
 
-private final class LockedTokenBucket: @unchecked Sendable {
-    private let lock = NSLock()
-    private var bucket: TokenBucket
-    init(_ bucket: TokenBucket) { self.bucket = bucket }
-    func take() -> Bool { lock.withLock { bucket.take() } }
-    func giveBack() { lock.withLock { bucket.giveBack() } }
-}
-
 private final class LockedCounter: @unchecked Sendable {
     private let lock = NSLock()
     private var value = 0

@@ -1,4 +1,4 @@
-/// The JSON reply: `{"ok":true,"date","tz","has_data","health","location","track","hr","timeline"}` with
+/// The JSON reply: `{"ok":true,"date","tz","has_data","health","location","track","hr","timeline","workouts"}` with
 /// the parts that were asked for.
 enum ReplyDocument {
     static func json(_ report: DayReport, include: Set<QueryRequest.Part>) -> JSONValue {
@@ -12,6 +12,9 @@ enum ReplyDocument {
             members.append(("hr", .array((report.heartRateMinutes ?? []).map { .object([("ts", .int($0.0 / 1000)), ("bpm", .number($0.1, digits: 1))]) })))
         }
         if include.contains(.timeline) { members.append(("timeline", report.timeline ?? .array([]))) }
+        if include.contains(.workouts) {
+            members.append(("workouts", .array((report.workouts ?? []).map { .raw($0.publishedJSON()) })))
+        }
         return .object(members)
     }
 }

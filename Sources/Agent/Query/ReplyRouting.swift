@@ -26,8 +26,9 @@ struct ReplyRouting: Sendable {
         var refusal: QueryError?
     }
 
-    init(config: AgentConfig) {
-        fallbackTopic = "\(config.topicRoot)/selection/result"
+    /// `fallbackTopic`: where replies go without a response topic (queries: `selection/result`).
+    init(config: AgentConfig, fallbackTopic: String? = nil) {
+        self.fallbackTopic = fallbackTopic ?? "\(config.topicRoot)/selection/result"
         prefix = Array(config.mqtt.prefix.utf8)
         ownRoot = Array(config.topicRoot.utf8)
         let bridge = Self.bridgeTree(of: config.hr.topic)

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Requests allowed at `ratePerS` on average, `burst` at once.
 struct TokenBucket: Sendable {
     let ratePerS: Double
@@ -26,4 +28,13 @@ struct TokenBucket: Sendable {
     mutating func giveBack() {
         tokens = min(burst, tokens + 1)
     }
+}
+
+/// A token bucket shared by the MQTT network thread and tasks (queries, commands).
+final class LockedTokenBucket: @unchecked Sendable {
+    private let lock = NSLock()
+    private var bucket: TokenBucket
+    init(_ bucket: TokenBucket) { self.bucket = bucket }
+    func take() -> Bool { lock.withLock { bucket.take() } }
+    func giveBack() { lock.withLock { bucket.giveBack() } }
 }

@@ -1,0 +1,140 @@
+import Bus
+import Foundation
+import Logging
+import ServiceLifecycle
+import Store
+
+/// Takes `<root>/cmd/workout` and `<root>/cmd/gear` (docs/contract.md, "Commands") and answers
+/// each with one reply, as queries are answered: to the v5 response topic (or `reply_to`) under
+/// the same allow-list, else `<root>/cmd/result`, with the correlation data and a `status`.
+/// Size, reply topic and rate are checked on the network thread; the work runs in a task.
+final class CommandService: Service, Sendable, CustomStringConvertible {
+    let filters: [String]
+    private let workoutTopic: String
+    private let client: MQTTClient
+    private let routing: ReplyRouting
+    private let workouts: WorkoutService
+    private let gear: GearBook
+    private let store: Store
+    private let bucket: LockedTokenBucket
+    private let logger: Logger
+
+    init(config: AgentConfig, client: MQTTClient, workouts: WorkoutService, gear: GearBook, store: Store, logger: Logger) {
+        workoutTopic = "\(config.topicRoot)/cmd/workout"
+        filters = [workoutTopic, "\(config.topicRoot)/cmd/gear"]
+        self.client = client
+        routing = ReplyRouting(config: config, fallbackTopic: "\(config.topicRoot)/cmd/result")
+        self.workouts = workouts
+        self.gear = gear
+        self.store = store
+        bucket = LockedTokenBucket(TokenBucket(ratePerS: config.query.ratePerS, burst: config.query.burst))
+        self.logger = logger
+    }
+
+    var description: String { "CommandService" }
+
+    func run() async throws { try? await gracefulShutdown() }
+
+    /// Called on the MQTT network thread.
+    func receive(_ message: MQTTIncomingMessage) {
+        let target: CommandRequest.Target = message.topic == workoutTopic ? .workout : .gear
+        let parsed = CommandRequest.parse(message.payload, target: target)
+        let replyTo: String? =
+            switch parsed {
+            case .success(let request): request.replyTo
+            case .failure: QueryRequest.replyTo(in: message.payload)
+            }
+        let route = routing.route(responseTopic: message.properties.responseTopic, replyTo: replyTo)
+        let reply = Reply(topic: route.topic, correlationData: message.properties.correlationData, qos: QueryService.replyQoS(forRequestQoS: message.qos))
+        if case .failure(let error) = parsed, error.code == .tooLarge { return send(error.reply, reply) }
+        if let refusal = route.refusal { return send(refusal.reply, reply) }
+        guard bucket.take() else {
+            return send(QueryError(code: .rateLimited, message: "more than the allowed rate of requests; try again shortly").reply, reply)
+        }
+        switch parsed {
+        case .failure(let error): send(error.reply, reply)
+        case .success(let request):
+            Task { [self] in send(await perform(request.operation), reply) }
+        }
+    }
+
+    private func perform(_ operation: CommandRequest.Operation) async -> QueryReply {
+        do {
+            switch operation {
+            case .startWorkout(let sport):
+                return ok([("workout", .raw(try await workouts.startManual(sport: sport).record))])
+            case .stopWorkout(let sport):
+                let stopped = try await workouts.stopManual(sport: sport)
+                return ok([("workout", .raw(stopped.publishedJSON()))])
+            case .addGear(let id, let name, let startKm, let limitKm):
+                return ok([("gear", .object(GearBook.json(try await gear.add(id: id, name: name, startKm: startKm, limitKm: limitKm))))])
+            case .selectGear(let id):
+                guard let found = try await store.gear(id: id) else { throw GearError.unknown(id) }
+                guard !found.retired else { return failure(.badRequest, "\(id) is retired") }
+                return ok([("gear", .object(GearBook.json(try await gear.select(id: id))))])
+            case .retireGear(let id):
+                guard try await store.gear(id: id) != nil else { throw GearError.unknown(id) }
+                return ok([("gear", .object(GearBook.json(try await gear.retire(id: id))))])
+            case .assign(let workoutID, let gearID):
+                guard let workout = try await store.workout(id: workoutID), workout.finished else {
+                    return failure(.notFound, "no finished workout with id \(workoutID)")
+                }
+                if let gearID, try await store.gear(id: gearID) == nil { throw GearError.unknown(gearID) }
+                let credited = try await gear.assign(workout: workout, to: gearID)
+                return ok([("workout", .string(workoutID)), ("gear", credited.map { .object(GearBook.json($0)) } ?? .null)])
+            case .listGear:
+                return ok([("gear", .array(try await gear.list().map { .object(GearBook.json($0)) }))])
+            }
+        } catch let error as WorkoutService.ManualError {
+            return failure(.conflict, error.description)
+        } catch let error as GearError {
+            return failure(.notFound, error.description)
+        } catch {
+            logger.error("command failed", metadata: ["error": "\(error)"])
+            return failure(.internal, "the store could not carry it out: \(error)")
+        }
+    }
+
+    private enum Status: Int {
+        case badRequest = 400, notFound = 404, conflict = 409, `internal` = 500
+        var code: String {
+            switch self {
+            case .badRequest: "bad_request"
+            case .notFound: "not_found"
+            case .conflict: "conflict"
+            case .internal: "internal"
+            }
+        }
+    }
+
+    private func ok(_ members: [(String, JSONValue)]) -> QueryReply {
+        QueryReply(body: JSONValue.object([("ok", true)] + members).bytes, contentType: QueryReply.json, status: 200)
+    }
+
+    private func failure(_ status: Status, _ message: String) -> QueryReply {
+        QueryReply(
+            body: JSONValue.object([
+                ("ok", false), ("error", .object([("code", .string(status.code)), ("message", .string(message))])),
+            ]).bytes,
+            contentType: QueryReply.json, status: status.rawValue)
+    }
+
+    private struct Reply {
+        var topic: String
+        var correlationData: [UInt8]?
+        var qos: MQTTQoS
+    }
+
+    private func send(_ reply: QueryReply, _ to: Reply) {
+        let message = MQTTMessage(
+            topic: to.topic, payload: reply.body, qos: to.qos, retain: false,
+            properties: MQTTProperties(
+                contentType: reply.contentType, payloadIsUTF8: true, correlationData: to.correlationData,
+                userProperties: [("status", String(reply.status))], messageExpiryS: 300))
+        do {
+            _ = try client.publish(message)
+        } catch {
+            logger.notice("cannot send a command reply", metadata: ["topic": "\(to.topic)", "error": "\(error)"])
+        }
+    }
+}

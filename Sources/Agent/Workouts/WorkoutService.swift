@@ -1,0 +1,248 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import Store
+
+/// Finds workouts in what the store takes in, and announces them: `event/workout` when one has
+/// started (once it is sure to be kept: `min_duration_s` and `min_distance_m` reached) and when
+/// it has finished, retained `workout/last`, and the credit of a finished run to the selected
+/// shoes (`GearBook`).
+///
+/// Detection runs on the samples' own time over a window kept in memory (`WorkoutWindow`), so a
+/// restart, a backlog or a replay gives the same workouts with the same ids (`WorkoutDocument.id`):
+/// a workout detected again is saved over itself, its version going up only if it changed.
+/// Manual workouts (`cmd/workout`, `keepalive workout start|stop`) are in WorkoutService+Manual.
+actor WorkoutService: Service, CustomStringConvertible {
+    let settings: WorkoutSettings
+    let aggregate: AggregateSettings
+    let deviceID: String
+    let topicRoot: String
+    let store: Store
+    let writer: SampleWriter
+    let gear: GearBook
+    let time: TrustedTime
+    /// Tells the daily aggregates that a day's workouts changed.
+    let workoutsChanged: @Sendable (_ startMs: Int64) async -> Void
+    private let pollInterval: Duration
+    let logger: Logger
+
+    private var cursor = RowCursor()
+    /// When rows last arrived (trusted time): sample time is taken to go on with the clock only
+    /// once data has stopped, so a backlog streaming in never ends a workout early.
+    private var lastArrivalMs: Int64 = 0
+    private var window: WorkoutWindow
+    /// Open workouts already announced (and stored unfinished), by id.
+    var announced: [String: StoredWorkout] = [:]
+    /// How far (sample time) an open, not yet announced session was last measured, by id:
+    /// measured again once it has gone on another minute.
+    private var lastMeasured: [String: Int64] = [:]
+    /// The manual workout going on, if any.
+    var manual: StoredWorkout?
+    /// Recent finished manual workouts: detection finds nothing of its own inside them.
+    var manualSpans: [ClosedRange<Int64>] = []
+
+    /// At start, detection looks back this far (or to the end of the last workout) for one that
+    /// was going on when the agent stopped.
+    static let startLookbackMs: Int64 = 6 * 3_600_000
+    static let rowsPerRead = 5000
+
+    init(
+        settings: WorkoutSettings, aggregate: AggregateSettings, deviceID: String, topicRoot: String, store: Store, writer: SampleWriter,
+        gear: GearBook, time: TrustedTime, pollInterval: Duration = .seconds(5), logger: Logger,
+        workoutsChanged: @escaping @Sendable (_ startMs: Int64) async -> Void = { _ in }
+    ) {
+        self.settings = settings
+        self.aggregate = aggregate
+        self.deviceID = deviceID
+        self.topicRoot = topicRoot
+        self.store = store
+        self.writer = writer
+        self.gear = gear
+        self.time = time
+        self.pollInterval = pollInterval
+        self.logger = logger
+        self.workoutsChanged = workoutsChanged
+        window = WorkoutWindow(detector: WorkoutDetector(settings: settings, zones: aggregate.zones))
+    }
+
+    nonisolated var description: String { "WorkoutService" }
+
+    func run() async throws {
+        var now = await time.now()
+        while now == nil {
+            guard await sleepUnlessShuttingDown(for: .seconds(5)) else { return }
+            now = await time.now()
+        }
+        guard let startTime = now else { return }
+        do {
+            try await start(nowMs: Self.ms(startTime))
+        } catch {
+            logger.error("cannot read the store to look for workouts", metadata: ["error": "\(error)"])
+        }
+        while await sleepUnlessShuttingDown(for: pollInterval) {
+            guard let now = await time.now() else { continue }
+            do {
+                try await tick(nowMs: Self.ms(now))
+            } catch {
+                logger.warning("workouts not updated", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// Loads what was going on: open workouts from the store, and the window from the earliest
+    /// moment a workout could still be open.
+    func start(nowMs: Int64) async throws {
+        cursor = try await store.rowCursor()
+        for open in try await store.openWorkouts() {
+            if open.source == "manual" { manual = open } else { announced[open.id] = open }
+        }
+        var fromMs = nowMs - Self.startLookbackMs
+        if let last = try await store.latestFinishedWorkout(), let end = last.endMs { fromMs = max(fromMs, end + 1) }
+        if let earliest = announced.values.map(\.startMs).min() { fromMs = min(fromMs, earliest) }
+        for done in try await store.workouts(fromMs: fromMs - 86_400_000, toMs: .max) where done.source == "manual" {
+            manualSpans.append(done.startMs...(done.endMs ?? done.startMs))
+        }
+        // A copy across the awaits: the window is not to be seen half-loaded.
+        var loading = window
+        try await loading.load(fromMs: fromMs, store: store, upTo: cursor)
+        window = loading
+        lastArrivalMs = nowMs
+        try await detect(nowMs: nowMs)
+    }
+
+    /// Takes in the rows stored since the last tick and looks at the window again.
+    func tick(nowMs: Int64) async throws {
+        var changed = false
+        while true {
+            let batch = try await store.rows(after: cursor, limit: Self.rowsPerRead)
+            cursor = batch.cursor
+            var adding = window
+            if try await adding.add(fixes: batch.fixes, heartRates: batch.heartRates, store: store, upTo: cursor) { changed = true }
+            window = adding
+            if batch.isLast(limit: Self.rowsPerRead) { break }
+        }
+        if changed { lastArrivalMs = nowMs }
+        // Nothing new and nothing open: nothing can have changed.
+        guard changed || window.hasOpenSession || manual != nil else { return }
+        try await detect(nowMs: nowMs)
+    }
+
+    func detect(nowMs: Int64) async throws {
+        let horizonMs = (window.newestMs ?? nowMs) + max(0, nowMs - lastArrivalMs)
+        let sessions = window.sessions(horizonMs: horizonMs).filter { !overlapsManual($0) }
+        var seen: Set<String> = []
+        for session in sessions {
+            let id = WorkoutDocument.id(deviceID: deviceID, startMs: session.startMs)
+            seen.insert(id)
+            if session.finished {
+                try await finish(session, id: id, nowMs: nowMs)
+            } else if announced[id] == nil {
+                try await announceIfSure(session, id: id, nowMs: nowMs)
+            }
+        }
+        // Announced but no longer found (late rows moved its start): replaced by what was found.
+        for (id, open) in announced where !seen.contains(id) && open.startMs >= window.fromMs {
+            try await store.deleteWorkout(id: id)
+            announced[id] = nil
+            logger.info("an open workout was found again with another start", metadata: ["id": "\(id)"])
+        }
+        window.settle(after: sessions, notBefore: manualSpans.last?.upperBound)
+    }
+
+    /// Announces an open session once it is sure to be kept.
+    private func announceIfSure(_ session: WorkoutDetector.Session, id: String, nowMs: Int64) async throws {
+        if let last = lastMeasured[id], session.lastActiveMs - last < 60_000 { return }
+        lastMeasured[id] = session.lastActiveMs
+        let summary = try await measure(fromMs: session.startMs, toMs: session.lastActiveMs)
+        guard summary.rejection(settings: settings) == nil else { return }
+        let document = WorkoutDocument(
+            id: id, sport: summary.sport(settings: settings), source: "auto", summary: summary, timeZone: aggregate.timeZone)
+        let open = document.stored(finished: false, nowMs: nowMs)
+        try await writer.publish([workoutEvent("started", open)])
+        try await store.saveWorkout(open)
+        announced[id] = open
+        lastMeasured[id] = nil
+        logger.info("workout started", metadata: ["id": "\(id)", "sport": "\(document.sport)", "source": "auto"])
+    }
+
+    /// A finished session: kept (saved, announced, credited) or, if it is not a workout, dropped.
+    private func finish(_ session: WorkoutDetector.Session, id: String, nowMs: Int64) async throws {
+        let summary = try await measure(fromMs: session.startMs, toMs: session.lastActiveMs)
+        lastMeasured[id] = nil
+        if let reason = summary.rejection(settings: settings) {
+            if announced.removeValue(forKey: id) != nil {
+                try await store.deleteWorkout(id: id)
+                try await writer.publish([
+                    EventDraft.make(root: topicRoot, kind: "workout", details: [("op", "discarded"), ("id", .string(id)), ("reason", .string(reason))])
+                ])
+            }
+            return
+        }
+        let document = WorkoutDocument(
+            id: id, sport: summary.sport(settings: settings), source: "auto", summary: summary, timeZone: aggregate.timeZone)
+        try await save(document, nowMs: nowMs)
+        announced[id] = nil
+    }
+
+    /// Saves a finished workout; when it is new or changed, announces it and credits it.
+    func save(_ document: WorkoutDocument, nowMs: Int64) async throws {
+        let finished = document.stored(finished: true, nowMs: nowMs)
+        let before = try await store.workout(id: finished.id)
+        if let before, before.finished, before.record == finished.record { return }  // a replay
+        let version = before?.finished == true ? (before?.version ?? 0) + 1 : 1
+        var drafts: [OutboxDraft] = []
+        if before?.finished != true { drafts.append(workoutEvent("finished", finished, extra: Self.headline(document))) }
+        if try await isNewest(finished) {
+            var published = finished
+            published.version = version
+            drafts.append(OutboxDraft(topic: "\(topicRoot)/workout/last", retain: true) { [published] seq in
+                Array(published.publishedJSON(seq: seq).utf8)
+            })
+        }
+        // Queued first, saved second: a crash in between announces it again, never not at all.
+        try await writer.publish(drafts)
+        let outcome = try await store.saveWorkout(finished)
+        logger.info(
+            before?.finished == true ? "workout changed" : "workout finished",
+            metadata: ["id": "\(finished.id)", "version": "\(outcome.version)", "sport": "\(finished.sport)", "distance_m": "\(Int(finished.distanceM))"])
+        if let saved = try await store.workout(id: finished.id) { try await gear.workoutFinished(saved) }
+        await workoutsChanged(finished.startMs)
+    }
+
+    // MARK: - Helpers
+
+    func measure(fromMs: Int64, toMs: Int64) async throws -> WorkoutSummary {
+        let fixes = try await store.fixes(fromMs: fromMs, toMs: toMs + 1)
+        let heartRates = try await store.heartRates(fromMs: fromMs, toMs: toMs + 1)
+        let steps = try await store.stepRecords(fromMs: fromMs, toMs: toMs + 1)
+        return WorkoutSummary.compute(
+            startMs: fromMs, endMs: toMs, fixes: fixes, heartRates: heartRates, steps: steps, settings: settings, zones: aggregate.zones,
+            stepSettings: aggregate.steps)
+    }
+
+    func workoutEvent(_ op: String, _ workout: StoredWorkout, extra: [(String, JSONValue)] = []) -> OutboxDraft {
+        EventDraft.make(root: topicRoot, kind: "workout", details: [
+            ("op", .string(op)), ("id", .string(workout.id)), ("sport", .string(workout.sport)), ("source", .string(workout.source)),
+        ] + extra)
+    }
+
+    /// What a notification says: "5.2 km run done".
+    static func headline(_ document: WorkoutDocument) -> [(String, JSONValue)] {
+        [
+            ("distance_m", .number(document.summary.distanceM, digits: 1)), ("elapsed_s", .number(document.summary.elapsedS, digits: 1)),
+            ("pace_s_per_km", .number(document.summary.paceSPerKm, digits: 1)),
+        ]
+    }
+
+    private func isNewest(_ workout: StoredWorkout) async throws -> Bool {
+        guard let latest = try await store.latestFinishedWorkout(), latest.id != workout.id else { return true }
+        return (workout.endMs ?? 0) >= (latest.endMs ?? 0)
+    }
+
+    private func overlapsManual(_ session: WorkoutDetector.Session) -> Bool {
+        if let manual, session.lastActiveMs >= manual.startMs { return true }
+        return manualSpans.contains { session.startMs <= $0.upperBound && session.lastActiveMs >= $0.lowerBound }
+    }
+
+    static func ms(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+}

@@ -1,0 +1,59 @@
+/// Workouts (schema 6): saved by id, a changed record raising the version; never duplicated.
+extension Store {
+    /// Saves a workout under its id: a new row, the same row with the version raised when
+    /// anything in it changed, or nothing when it is the same as stored (a replay). Versions:
+    /// 0 while it goes on, 1 when it first finished, one more for each change after.
+    @discardableResult
+    public func saveWorkout(_ workout: StoredWorkout) throws -> WorkoutSaveOutcome {
+        try db.transaction {
+            guard let stored = try db.workout(id: workout.id) else {
+                try db.statement(
+                    """
+                    INSERT INTO workout (id, version, start_ms, end_ms, sport, source, finished, distance_m, record, updated_ms)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """
+                ).bind(
+                    .text(workout.id), .integer(workout.finished ? 1 : 0), .integer(workout.startMs), workout.endMs.map { .integer($0) }, .text(workout.sport),
+                    .text(workout.source), .integer(workout.finished ? 1 : 0), .real(workout.distanceM), .text(workout.record),
+                    .integer(workout.updatedMs)
+                ).run()
+                return .inserted(version: workout.finished ? 1 : 0)
+            }
+            guard stored.record != workout.record || stored.finished != workout.finished || stored.endMs != workout.endMs
+                || stored.sport != workout.sport
+            else { return .unchanged(version: stored.version) }
+            let version = stored.finished ? stored.version + 1 : (workout.finished ? 1 : 0)
+            try db.statement(
+                """
+                UPDATE workout SET version = ?, start_ms = ?, end_ms = ?, sport = ?, source = ?, finished = ?, distance_m = ?,
+                                   record = ?, updated_ms = ?
+                WHERE id = ?
+                """
+            ).bind(
+                .integer(Int64(version)), .integer(workout.startMs), workout.endMs.map { .integer($0) }, .text(workout.sport),
+                .text(workout.source), .integer(workout.finished ? 1 : 0), .real(workout.distanceM), .text(workout.record),
+                .integer(workout.updatedMs), .text(workout.id)
+            ).run()
+            return .updated(version: version)
+        }
+    }
+
+    /// Removes a workout that turned out not to be one (too short once it ended), with any credit.
+    public func deleteWorkout(id: String) throws {
+        try db.transaction {
+            try db.statement("DELETE FROM gear_credit WHERE workout_id = ?").bind(.text(id)).run()
+            try db.statement("DELETE FROM workout WHERE id = ?").bind(.text(id)).run()
+        }
+    }
+
+    public func workout(id: String) throws -> StoredWorkout? { try db.workout(id: id) }
+
+    /// Workouts starting in `[fromMs, toMs)`, oldest first.
+    public func workouts(fromMs: Int64, toMs: Int64, finishedOnly: Bool = true) throws -> [StoredWorkout] {
+        try db.workouts(fromMs: fromMs, toMs: toMs, finishedOnly: finishedOnly)
+    }
+
+    public func openWorkouts() throws -> [StoredWorkout] { try db.openWorkouts() }
+
+    public func latestFinishedWorkout() throws -> StoredWorkout? { try db.latestFinishedWorkout() }
+}

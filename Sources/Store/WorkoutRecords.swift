@@ -1,0 +1,107 @@
+/// A workout as stored (schema 6): its identity and the columns queries select by, and the
+/// record a consumer reads, as the JSON the agent published (without `seq`).
+public struct StoredWorkout: Sendable, Equatable {
+    public var id: String
+    public var version: Int
+    public var startMs: Int64
+    /// Nil while the workout goes on.
+    public var endMs: Int64?
+    public var sport: String
+    /// `auto` (detected) or `manual` (started and stopped by command).
+    public var source: String
+    public var finished: Bool
+    public var distanceM: Double
+    public var record: String
+    public var updatedMs: Int64
+
+    public init(
+        id: String, version: Int = 0, startMs: Int64, endMs: Int64?, sport: String, source: String, finished: Bool,
+        distanceM: Double, record: String, updatedMs: Int64
+    ) {
+        self.id = id
+        self.version = version
+        self.startMs = startMs
+        self.endMs = endMs
+        self.sport = sport
+        self.source = source
+        self.finished = finished
+        self.distanceM = distanceM
+        self.record = record
+        self.updatedMs = updatedMs
+    }
+}
+
+extension StoredWorkout {
+    /// The record as published (`workout/last`, queries, `keepalive workouts`): the stored JSON
+    /// with `version` (and the message's `seq`) after its `id`. The stored text is the agent's own
+    /// output, `{"id":"<uuid>",…}`: spliced, not parsed again.
+    public func publishedJSON(seq: Int64? = nil) -> String {
+        let prefix = "{\"id\":\"\(id)\""
+        var envelope = prefix + ",\"version\":\(version)"
+        if let seq { envelope += ",\"seq\":\(seq)" }
+        guard record.hasPrefix(prefix) else { return envelope + ",\"record\":" + record + "}" }
+        return envelope + record.dropFirst(prefix.count)
+    }
+}
+
+/// What saving a workout did: a new row, a changed one, or nothing. The version is 0 while a
+/// workout goes on, 1 once it has finished, and goes up each time a finished one changes.
+public enum WorkoutSaveOutcome: Sendable, Equatable {
+    case inserted(version: Int)
+    case updated(version: Int)
+    case unchanged(version: Int)
+
+    public var version: Int {
+        switch self {
+        case .inserted(let version), .updated(let version), .unchanged(let version): version
+        }
+    }
+}
+
+/// A pair of shoes (or any gear) and what has been credited to it.
+public struct StoredGear: Sendable, Equatable {
+    public var id: String
+    public var name: String
+    public var startKm: Double
+    public var limitKm: Double?
+    public var retired: Bool
+    public var selected: Bool
+    public var createdMs: Int64
+    /// The highest limit announcement already sent: 0, 80 or 100 (percent of `limitKm`).
+    public var warnedPercent: Int
+    public var creditedKm: Double
+    public var runs: Int
+    /// The end of the newest workout credited to it.
+    public var lastUsedMs: Int64?
+
+    public var totalKm: Double { startKm + creditedKm }
+
+    public init(
+        id: String, name: String, startKm: Double, limitKm: Double?, retired: Bool = false, selected: Bool = false, createdMs: Int64,
+        warnedPercent: Int = 0, creditedKm: Double = 0, runs: Int = 0, lastUsedMs: Int64? = nil
+    ) {
+        self.id = id
+        self.name = name
+        self.startKm = startKm
+        self.limitKm = limitKm
+        self.retired = retired
+        self.selected = selected
+        self.createdMs = createdMs
+        self.warnedPercent = warnedPercent
+        self.creditedKm = creditedKm
+        self.runs = runs
+        self.lastUsedMs = lastUsedMs
+    }
+}
+
+/// What crediting a workout did.
+public enum GearCreditOutcome: Sendable, Equatable {
+    /// First credit of this workout.
+    case credited
+    /// It was credited to another pair (`from`) and now to this one.
+    case moved(from: String)
+    /// Already credited to this pair; only its distance changed (a re-detected workout).
+    case distanceChanged
+    /// Already credited to this pair with this distance: a replay.
+    case unchanged
+}
