@@ -14,6 +14,7 @@ PACKAGES=(
   python3-dbusmock dbus                          # its test against a fake BlueZ
   systemd                                        # systemd-analyze, to check deploy/keepalive.service
   dpkg-dev binutils                              # dpkg-shlibdeps and strip for deploy/package-deb.sh
+  libxml2-utils                                  # xmllint: the workout GPX/TCX tests validate against their XSDs
 )
 
 missing=()

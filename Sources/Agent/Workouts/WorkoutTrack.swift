@@ -1,0 +1,93 @@
+import Foundation
+
+/// One workout's samples for an export: its fixes with the heart rate nearest in time (and cadence where a step sensor gave one).
+struct WorkoutTrackPoint: Sendable, Equatable {
+    var timeMs: Int64          // Unix ms
+    var lat: Double
+    var lon: Double
+    var altitudeM: Double?     // MSL when known
+    var heartRate: Int?        // bpm
+    var distanceM: Double?     // cumulative distance from the workout's start (the agent's distance filter)
+    var cadence: Int?          // steps per minute (TCX RunCadence is per-foot strides: steps/2)
+}
+
+struct WorkoutExportSummary: Sendable, Equatable {
+    var id: String             // UUID string
+    var sport: String          // "run" | "walk" | "cycle" (others possible)
+    var startMs: Int64
+    var endMs: Int64
+    var movingS: Double
+    var distanceM: Double
+    var avgHR: Int?
+    var maxHR: Int?
+    /// Per-km laps: end time (Unix ms) of each completed km; the rest is the last lap.
+    var splitEndsMs: [Int64]
+}
+
+/// What the GPX and TCX writers share: the checks that keep a stored value from making a document
+/// its schema refuses, and the text forms both use.
+enum WorkoutExportText {
+    /// `2026-11-21T08:00:00Z`, or `…:00.250Z` when the sample has milliseconds: a fraction of
+    /// `.000` on every point of a 1 Hz track is noise some viewers show.
+    static func time(_ ms: Int64) -> String {
+        let text = ISO8601.format(Date(timeIntervalSince1970: Double(ms) / 1000))
+        return ms % 1000 == 0 ? text.replacingOccurrences(of: ".000Z", with: "Z") : text
+    }
+
+    /// Text for an element or attribute: escaped, and without the control characters XML 1.0 has
+    /// no way to carry at all (a creator string from a config file could hold one).
+    static func escape(_ text: String) -> String {
+        var kept = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars where isXMLCharacter(scalar) { kept.append(scalar) }
+        return GPXDocument.escape(String(kept))
+    }
+
+    private static func isXMLCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x09, 0x0A, 0x0D: return true
+        case 0x20...0xD7FF, 0xE000...0xFFFD, 0x10000...0x10FFFF: return true
+        default: return false
+        }
+    }
+
+    /// Fixed notation: `xsd:decimal` (GPX's lat, lon, ele) takes no exponent, which `description`
+    /// would give a value like 1e-05.
+    static func fixed(_ value: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", value) }
+
+    /// A position both schemas take (TCX and GPX both exclude longitude 180); nil for a fix that
+    /// must not be written (NaN from a broken reading).
+    static func position(_ point: WorkoutTrackPoint) -> (lat: String, lon: String)? {
+        guard point.lat.isFinite, point.lon.isFinite, (-90...90).contains(point.lat), point.lon >= -180, point.lon < 180 else { return nil }
+        return (fixed(point.lat, 7), fixed(point.lon, 7))
+    }
+
+    static func finite(_ value: Double?) -> Double? {
+        guard let value, value.isFinite else { return nil }
+        return value
+    }
+
+    /// A heart rate both schemas take (an unsigned byte, at least 1); a strap's 0 means no contact.
+    static func heartRate(_ value: Int?) -> Int? {
+        guard let value, (1...255).contains(value) else { return nil }
+        return value
+    }
+
+    /// Cadence as Garmin's files carry it for feet: strides a minute (steps / 2), as TCX's
+    /// RunCadence and gpxtpx:cad on a run. None for a ride: a step sensor's count is not the
+    /// crank's, and a cycling consumer would show it as one.
+    static func footCadence(_ stepsPerMinute: Int?, sport: String) -> Int? {
+        guard sport != "cycle", let stepsPerMinute, stepsPerMinute > 0 else { return nil }
+        let strides = stepsPerMinute / 2
+        return (1...254).contains(strides) ? strides : nil
+    }
+
+    /// `Run`, `Walk`, `Ride`, else the stored word capitalised.
+    static func sportTitle(_ sport: String) -> String {
+        switch sport {
+        case "run": return "Run"
+        case "walk": return "Walk"
+        case "cycle": return "Ride"
+        default: return sport.prefix(1).uppercased() + sport.dropFirst()
+        }
+    }
+}
