@@ -7,26 +7,32 @@ import Store
 struct ExportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
-        abstract: "Export the local days FROM…TO from the local store as GPX, GeoJSON or CSV.",
+        abstract: "Export the local days FROM…TO, or one workout, from the local store as GPX, TCX, GeoJSON or CSV.",
         discussion: """
             GPX and GeoJSON hold the track (every stored fix) with the nearest heart rate; CSV has one row per \
             fix and per heart-rate sample, in time order; timeline-csv one row per 15-minute bucket of each local day \
-            (steps, heart rate, distance, moving time: the query's "timeline"). A progress line goes to standard error.
+            (steps, heart rate, distance, moving time: the query's "timeline"). A progress line goes to standard error. \
+            With --workout ID (from `keepalive workouts`): that workout as GPX or TCX (what Strava and Garmin Connect import, \
+            with heart rate and laps per km).
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
-        case gpx, geojson, csv
+        case gpx, tcx, geojson, csv
         case timelineCSV = "timeline-csv"
     }
 
     @OptionGroup var options: CommonOptions
-    @Option(help: "First local date, YYYY-MM-DD.") var from: String
-    @Option(help: "Last local date, YYYY-MM-DD.") var to: String
+    @Option(help: "First local date, YYYY-MM-DD.") var from: String?
+    @Option(help: "Last local date, YYYY-MM-DD.") var to: String?
+    @Option(help: "One workout by its id, as GPX or TCX (instead of --from/--to).") var workout: String?
     @Option(help: "Export format.") var format: Format = .gpx
     @Option(help: "Write to this file instead of standard output.") var output: String?
 
     func run() throws {
         let config = try options.loadConfig()
+        if let workout { return try export(workout: workout, config: config) }
+        guard let from, let to else { throw ValidationError("give --from and --to (local dates), or --workout ID") }
+        guard format != .tcx else { throw ValidationError("TCX holds one workout: use --workout ID") }
         let settings = AggregateSettings(config: config)
         let engine = QueryEngine(storePath: config.store.path, settings: settings, maxReplyBytes: .max, deviceID: config.device.id)
         let now = Date()
@@ -46,6 +52,7 @@ struct ExportCommand: ParsableCommand {
         let progress = ProgressLine(enabled: days.count > 1)
         switch format {
         case .gpx: sink.write(GPXDocument.header(creator: engine.creator, name: "\(first) – \(last)"))
+        case .tcx: break
         case .geojson: sink.write(#"{"type":"FeatureCollection","features":["#)
         case .csv: sink.write(CSVRows.header)
         case .timelineCSV: sink.write(DayTimeline.csvHeader)
@@ -69,16 +76,35 @@ struct ExportCommand: ParsableCommand {
             case .gpx: sink.write(GPXDocument.track(report))
             case .geojson: sink.write((index > 0 ? "," : "") + GeoJSONDocument.feature(report).text)
             case .csv: sink.write(try CSVRows.day(report, engine: engine))
-            case .timelineCSV: break
+            case .timelineCSV, .tcx: break
             }
         }
         switch format {
         case .gpx: sink.write(GPXDocument.footer)
         case .geojson: sink.write("]}\n")
-        case .csv, .timelineCSV: break
+        case .csv, .timelineCSV, .tcx: break
         }
         try sink.finish()
         progress.finish("exported \(days.count) day(s), \(points) track points")
+    }
+}
+
+extension ExportCommand {
+    private func export(workout id: String, config: AgentConfig) throws {
+        guard format == .gpx || format == .tcx else { throw ValidationError("a workout exports as gpx or tcx") }
+        let reader = try StoreReader(path: config.store.path)
+        guard let workout = try reader.snapshot({ try reader.workout(id: id) }) else {
+            throw ValidationError("no workout \(id) in \(config.store.path) (keepalive workouts lists them)")
+        }
+        let (summary, points) = try WorkoutExport.build(
+            workout, reader: reader, settings: AggregateSettings(config: config), workoutSettings: config.workouts)
+        let creator = "KeepAlive \(KeepAliveVersion.string) (\(config.device.id))"
+        let sink = try ExportSink(path: output)
+        sink.write(
+            format == .tcx
+                ? WorkoutTCXDocument.document(summary, points: points, creator: creator)
+                : WorkoutGPXDocument.document(summary, points: points, creator: creator))
+        try sink.finish()
     }
 }
 

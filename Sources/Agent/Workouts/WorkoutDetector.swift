@@ -39,8 +39,10 @@ struct PulseSample: Sendable, Equatable {
 /// - A session starts where moving began once it has lasted `start_moving_s`, or where the heart
 ///   rate went above the threshold once it has stayed there that long, having risen by
 ///   `hr_rise_bpm` within the 5 minutes before (a fever's steady high rate has no rise).
-/// - It ends at its last active moment once `end_pause_s` pass without one, in sample time, or
-///   in `horizonMs` (the newest data, or the clock when data has stopped).
+/// - It ends at its last active moment once `end_pause_s` pass without one in the time of the
+///   stream that started it (fixes for moving, heart rate for a heart-rate start: a strap dumping
+///   its memory runs ahead of the GPS, and must not end a run the fixes have not reached yet),
+///   or in that stream's horizon (its newest sample, or the clock once it has stopped).
 struct WorkoutDetector: Sendable {
     struct Session: Sendable, Equatable {
         var startMs: Int64
@@ -67,7 +69,7 @@ struct WorkoutDetector: Sendable {
 
     /// The sessions that start at or after `fromMs`; samples before it only give context (the
     /// heart rate's rise, where moving began). Open sessions come last, `finished == false`.
-    func sessions(motion: [MotionSample], pulse: [PulseSample], fromMs: Int64, horizonMs: Int64) -> [Session] {
+    func sessions(motion: [MotionSample], pulse: [PulseSample], fromMs: Int64, horizon: Horizon) -> [Session] {
         let moving = movingFlags(motion)
         var found: [Session] = []
         var current: Session?
@@ -82,7 +84,7 @@ struct WorkoutDetector: Sendable {
         while motionIndex < motion.count || pulseIndex < pulse.count {
             let takeMotion = pulseIndex >= pulse.count || (motionIndex < motion.count && motion[motionIndex].timeMs <= pulse[pulseIndex].timeMs)
             let timeMs = takeMotion ? motion[motionIndex].timeMs : pulse[pulseIndex].timeMs
-            if let open = current, timeMs - open.lastActiveMs >= settings.endPauseMs {
+            if let open = current, (open.trigger == .moving) == takeMotion, timeMs - open.lastActiveMs >= settings.endPauseMs {
                 found.append(Session(startMs: open.startMs, lastActiveMs: open.lastActiveMs, trigger: open.trigger, finished: true))
                 current = nil
             }
@@ -131,10 +133,18 @@ struct WorkoutDetector: Sendable {
             }
         }
         if var open = current {
-            open.finished = horizonMs - open.lastActiveMs >= settings.endPauseMs
+            open.finished = horizon.ms(for: open.trigger) - open.lastActiveMs >= settings.endPauseMs
             found.append(open)
         }
         return merged(found)
+    }
+
+    /// How far each stream's time has gone: its newest sample, plus the time since it stopped.
+    struct Horizon: Sendable {
+        var motionMs: Int64
+        var pulseMs: Int64
+
+        func ms(for trigger: Trigger) -> Int64 { trigger == .moving ? motionMs : pulseMs }
     }
 
     /// Whether each fix is moving (see the type's comment).

@@ -27,9 +27,10 @@ actor WorkoutService: Service, CustomStringConvertible {
     let logger: Logger
 
     private var cursor = RowCursor()
-    /// When rows last arrived (trusted time): sample time is taken to go on with the clock only
-    /// once data has stopped, so a backlog streaming in never ends a workout early.
-    private var lastArrivalMs: Int64 = 0
+    /// When fixes and heart rate last arrived (trusted time): a stream's time is taken to go on
+    /// with the clock only once it has stopped, so a backlog streaming in never ends a workout early.
+    private var lastMotionArrivalMs: Int64 = 0
+    private var lastPulseArrivalMs: Int64 = 0
     private var window: WorkoutWindow
     /// Open workouts already announced (and stored unfinished), by id.
     var announced: [String: StoredWorkout] = [:]
@@ -106,7 +107,8 @@ actor WorkoutService: Service, CustomStringConvertible {
         var loading = window
         try await loading.load(fromMs: fromMs, store: store, upTo: cursor)
         window = loading
-        lastArrivalMs = nowMs
+        lastMotionArrivalMs = nowMs
+        lastPulseArrivalMs = nowMs
         try await detect(nowMs: nowMs)
     }
 
@@ -117,19 +119,23 @@ actor WorkoutService: Service, CustomStringConvertible {
             let batch = try await store.rows(after: cursor, limit: Self.rowsPerRead)
             cursor = batch.cursor
             var adding = window
-            if try await adding.add(fixes: batch.fixes, heartRates: batch.heartRates, store: store, upTo: cursor) { changed = true }
+            let added = try await adding.add(fixes: batch.fixes, heartRates: batch.heartRates, store: store, upTo: cursor)
             window = adding
+            if added.motion { lastMotionArrivalMs = nowMs }
+            if added.pulse { lastPulseArrivalMs = nowMs }
+            if added.motion || added.pulse { changed = true }
             if batch.isLast(limit: Self.rowsPerRead) { break }
         }
-        if changed { lastArrivalMs = nowMs }
         // Nothing new and nothing open: nothing can have changed.
         guard changed || window.hasOpenSession || manual != nil else { return }
         try await detect(nowMs: nowMs)
     }
 
     func detect(nowMs: Int64) async throws {
-        let horizonMs = (window.newestMs ?? nowMs) + max(0, nowMs - lastArrivalMs)
-        let sessions = window.sessions(horizonMs: horizonMs).filter { !overlapsManual($0) }
+        let horizon = WorkoutDetector.Horizon(
+            motionMs: (window.newestMotionMs ?? nowMs) + max(0, nowMs - lastMotionArrivalMs),
+            pulseMs: (window.newestPulseMs ?? nowMs) + max(0, nowMs - lastPulseArrivalMs))
+        let sessions = window.sessions(horizon: horizon).filter { !overlapsManual($0) }
         var seen: Set<String> = []
         for session in sessions {
             let id = WorkoutDocument.id(deviceID: deviceID, startMs: session.startMs)

@@ -7,13 +7,25 @@ import Store
 struct WorkoutWindow: Sendable {
     let detector: WorkoutDetector
     private(set) var fromMs: Int64 = 0
-    private(set) var newestMs: Int64?
+    /// The newest fix and heart-rate sample: each stream's own time (a strap's backlog can be far ahead of the GPS).
+    private(set) var newestMotionMs: Int64?
+    private(set) var newestPulseMs: Int64?
     private var motion: [MotionSample] = []
     private var pulse: [PulseSample] = []
     private(set) var hasOpenSession = false
 
     static let contextMs = WorkoutDetector.riseLookbackMs
     static let idleKeepMs: Int64 = 15 * 60_000
+    static let backlogLookbackMs: Int64 = 3_600_000
+    /// A stream more than this behind the other is taken to have stopped (a strap off for the day).
+    static let streamStopMs: Int64 = 6 * 3_600_000
+
+    /// Where both streams have got to: the slower one, unless it stopped long before the other.
+    static func slowest(_ motionMs: Int64?, _ pulseMs: Int64?) -> Int64? {
+        guard let motionMs, let pulseMs else { return motionMs ?? pulseMs }
+        let newest = max(motionMs, pulseMs)
+        return max(min(motionMs, pulseMs), newest - streamStopMs)
+    }
 
     init(detector: WorkoutDetector) { self.detector = detector }
 
@@ -27,19 +39,23 @@ struct WorkoutWindow: Sendable {
         }
         self.motion = motion
         self.pulse = pulse
-        newestMs = max(motion.last?.timeMs ?? .min, pulse.last?.timeMs ?? .min)
-        if newestMs == .min { newestMs = nil }
+        newestMotionMs = motion.last?.timeMs
+        newestPulseMs = pulse.last?.timeMs
     }
 
-    /// Takes in new rows; true when any were added.
-    mutating func add(fixes: [StoredFix], heartRates: [StoredHeartRate], store: Store, upTo cursor: RowCursor) async throws -> Bool {
+    /// Takes in new rows: whether fixes and heart-rate samples were added.
+    mutating func add(
+        fixes: [StoredFix], heartRates: [StoredHeartRate], store: Store, upTo cursor: RowCursor
+    ) async throws -> (motion: Bool, pulse: Bool) {
         let valid = heartRates.filter(\.valid)
-        guard !fixes.isEmpty || !valid.isEmpty else { return false }
+        let added = (motion: !fixes.isEmpty, pulse: !valid.isEmpty)
+        guard added.motion || added.pulse else { return added }
         let earliest = min(fixes.map(\.timeMs).min() ?? .max, valid.map(\.timeMs).min() ?? .max)
         if earliest < fromMs {
-            // Older than the window: look at everything from there again.
-            try await load(fromMs: earliest, store: store, upTo: cursor)
-            return true
+            // Older than the window (a backlog of the past): look again from well before it, so
+            // a workout it belongs to is seen from its start.
+            try await load(fromMs: earliest - Self.backlogLookbackMs, store: store, upTo: cursor)
+            return added
         }
         let motionInOrder = fixes.first.map { $0.timeMs >= (motion.last?.timeMs ?? .min) } ?? true
         let pulseInOrder = valid.first.map { $0.timeMs >= (pulse.last?.timeMs ?? .min) } ?? true
@@ -47,12 +63,13 @@ struct WorkoutWindow: Sendable {
         pulse += valid.map { PulseSample(timeMs: $0.timeMs, bpm: $0.bpm) }
         if !motionInOrder || !fixes.isSorted(by: \.timeMs) { motion.sort { $0.timeMs < $1.timeMs } }
         if !pulseInOrder || !valid.isSorted(by: \.timeMs) { pulse.sort { $0.timeMs < $1.timeMs } }
-        newestMs = max(newestMs ?? .min, motion.last?.timeMs ?? .min, pulse.last?.timeMs ?? .min)
-        return true
+        newestMotionMs = motion.last?.timeMs
+        newestPulseMs = pulse.last?.timeMs
+        return added
     }
 
-    mutating func sessions(horizonMs: Int64) -> [WorkoutDetector.Session] {
-        let found = detector.sessions(motion: motion, pulse: pulse, fromMs: fromMs, horizonMs: horizonMs)
+    mutating func sessions(horizon: WorkoutDetector.Horizon) -> [WorkoutDetector.Session] {
+        let found = detector.sessions(motion: motion, pulse: pulse, fromMs: fromMs, horizon: horizon)
         hasOpenSession = found.contains { !$0.finished }
         return found
     }
@@ -64,8 +81,8 @@ struct WorkoutWindow: Sendable {
         if let finished = sessions.last(where: \.finished) { next = max(next, finished.lastActiveMs + 1) }
         if let open = sessions.first(where: { !$0.finished }) {
             next = min(max(next, fromMs), open.startMs)
-        } else if let newestMs {
-            next = max(next, newestMs - Self.idleKeepMs)
+        } else if let idleMs = Self.slowest(newestMotionMs, newestPulseMs) {
+            next = max(next, idleMs - Self.idleKeepMs)
         }
         if let manualEndMs { next = max(next, manualEndMs + 1) }
         guard next > fromMs else { return }
