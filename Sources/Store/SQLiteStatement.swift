@@ -110,6 +110,17 @@ public final class SQLiteStatement {
 
     public func optionalText(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
 
+    /// The column's value as SQLite holds it (nil for NULL): for copying rows whatever their types.
+    func value(_ column: Int32) -> SQLiteValue? {
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_INTEGER: .integer(int64(column))
+        case SQLITE_FLOAT: .real(double(column))
+        case SQLITE_TEXT: .text(text(column))
+        case SQLITE_BLOB: .blob(blob(column))
+        default: nil
+        }
+    }
+
     public func blob(_ column: Int32) -> [UInt8] {
         let count = Int(sqlite3_column_bytes(handle, column))
         guard count > 0, let pointer = sqlite3_column_blob(handle, column) else { return [] }

@@ -64,11 +64,13 @@ extension Store {
         return report
     }
 
-    /// The seq, the outbox and the day aggregates, in one transaction on the new file.
+    /// The seq, the outbox, the day aggregates, the workouts and the shoes, in one transaction on the new file.
     private static func carryOver(seq: Int64, from old: SQLiteConnection, to fresh: SQLiteConnection) throws -> (outbox: Int, aggregates: Int) {
         try fresh.transaction {
             try fresh.statement("UPDATE agent_state SET value = ? WHERE key = 'seq'").bind(.integer(seq)).run()
-            return (try copyOutbox(from: old, to: fresh), try copyDayAggregates(from: old, to: fresh))
+            let copied = (try copyOutbox(from: old, to: fresh), try copyDayAggregates(from: old, to: fresh))
+            try copyWorkoutsAndGear(from: old, to: fresh)
+            return copied
         }
     }
 

@@ -13,7 +13,7 @@ struct StoreFileTests {
             rrIntervals: [1024])
     }
 
-    @Test("unlinked: noticed, reopened with seq, outbox, aggregates and recent rows carried; a reader follows to the new file")
+    @Test("unlinked: noticed, reopened with seq, outbox, aggregates, workouts, shoes and recent rows carried; a reader follows to the new file")
     func deletedAndReopened() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("k.db")
@@ -27,6 +27,11 @@ struct StoreFileTests {
         try await store.saveDayAggregate(
             StoredDayAggregate(date: "2026-11-20", tz: "UTC", payload: "{}", final: true, updatedMs: 1),
             builtUpTo: try await store.rowCursor(), dayMs: (0, 0))
+        // A workout and the shoes it is credited to: nothing in the raw rows could rebuild them.
+        try await store.saveWorkout(StoredWorkout(
+            id: "w1", startMs: 1, endMs: 2, sport: "run", source: "auto", finished: true, distanceM: 5000, record: #"{"id":"w1"}"#, updatedMs: 2))
+        try await store.addGear(id: "pegasus", name: "Pegasus", startKm: 10, limitKm: 800, nowMs: 1)
+        _ = try await store.credit(workoutID: "w1", to: "pegasus", km: 5, workoutEndMs: 2, nowMs: 3)
         let reader = try StoreReader(path: path)
         #expect(try reader.snapshot { try reader.dayAggregate(date: "2026-11-20") } != nil)
         #expect(await store.checkFile() == nil)
@@ -40,6 +45,8 @@ struct StoreFileTests {
         #expect(await store.checkFile() == nil)
         #expect(report.outboxMessages == 2)
         #expect(report.dayAggregates == 1)
+        #expect(try await store.workout(id: "w1")?.version == 1)
+        #expect(try await store.gear(id: "pegasus")?.totalKm == 15)
         // 48 hours of one-a-minute rows (2880, or 2881 with the edge) and the one after the check.
         #expect((2881...2882).contains(report.heartRates), "\(report.heartRates)")
         // The counter goes on from where it was; the messages keep their seqs.
