@@ -60,8 +60,8 @@ ENTITIES = {
     "store_size": ("sensor", "data_size", "measurement", "B", "status", lambda p: field(p, "store", "bytes"), None),
 }
 
-# Absent from today's payloads in the check: last night's sleep (the check sends no night) and the
-# workouts (issue 20, not built yet). Steps are real: the check sends a foot pod.
+# Absent from the payloads at first: last night's sleep (the check sends no night) and the last
+# workout (until the check starts and stops one by command). Steps are real: the check sends a foot pod.
 PENDING = ["sleep_last_night", "sleep_efficiency_last_night",
            "last_workout_distance", "last_workout_duration", "last_workout_moving_time", "last_workout_trimp"]
 

@@ -10,7 +10,8 @@ through HA's device registry, entity registry and state machine:
     longitude the last location's, the heart rate the last valid bpm the bridge sent, today's
     steps the foot pod's (340 at 170/min);
  3. entities whose figures are not published (last night's sleep: the check sends no night;
-    workouts: not built yet) are `unknown`;
+    workouts: none yet) are `unknown`, and a workout started and stopped by command fills the
+    last-workout sensors with the agent's own workout/last;
  4. HA's birth message made the agent announce again;
  5. the agent's MQTT will (SIGKILL) makes every entity `unavailable`;
  6. payloads of the shape issues 18-20 specify (synthesised here, said so) fill those entities too,
@@ -168,6 +169,7 @@ async def check(agent_binary, directory):
              f"unknown while absent: {', '.join(expect.PENDING)}")
         assert_quiet(ha, "with real data")
         report(ha)
+        await real_workout(ha, capture, ids)
 
         def births():
             return [m["t"] for m in capture.snapshot() if m["topic"] == "homeassistant/status" and m["payload"] == "online"]
@@ -198,6 +200,22 @@ async def check(agent_binary, directory):
         capture.stop()
         for process in reversed(processes):
             await asyncio.to_thread(process.stop)
+
+
+async def real_workout(ha, capture, ids):
+    """A workout started and stopped by command (`cmd/workout`, as `keepalive workout start|stop`
+    sends it): the agent's own workout/last fills the last-workout sensors."""
+    def command(op):
+        capture.publish(f"{ROOT}/cmd/workout", json.dumps({"op": op, "sport": "run"}), retain=False)
+    await asyncio.to_thread(command, "start")
+    await eventually(lambda: None if capture.last(f"{ROOT}/event/workout", lambda p: p.get("op") == "started") else "not yet", 15,
+                     "event/workout started after cmd/workout start")
+    await asyncio.to_thread(command, "stop")
+    await eventually(lambda: None if capture.last(f"{ROOT}/workout/last") else "not yet", 15, "workout/last after cmd/workout stop")
+    await eventually(lambda: mismatches(ha, capture, ids), 20, "HA's last-workout sensors equal the agent's workout/last")
+    last = capture.last(f"{ROOT}/workout/last")
+    step(f"a workout started and stopped by command: HA shows the agent's workout/last (distance {last['distance_m']} m, "
+         f"{last['elapsed_s']} s, TRIMP {last['trimp']})")
 
 
 async def synthesised_phase(ha, capture):
