@@ -176,6 +176,9 @@ actor WorkoutService: Service, CustomStringConvertible {
         let summary = try await measure(fromMs: session.startMs, toMs: session.lastActiveMs)
         lastMeasured[id] = nil
         if let reason = summary.rejection(settings: settings) {
+            logger.debug("moving, but not a workout", metadata: [
+                "start_ms": "\(session.startMs)", "reason": "\(reason)", "distance_m": "\(Int(summary.distanceM))",
+            ])
             if announced.removeValue(forKey: id) != nil {
                 try await store.deleteWorkout(id: id)
                 try await writer.publish([

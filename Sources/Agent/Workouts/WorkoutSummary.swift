@@ -4,7 +4,7 @@ import Store
 /// A workout's figures from the samples between its start and end: distance with the daily
 /// distance's filter, moving time by the detector's pause rule, splits per km, ascent, heart
 /// rate, its zones and Banister's TRIMP, steps and cadence (docs/health.md, "Workouts").
-struct WorkoutSummary: Sendable, Equatable {
+struct WorkoutSummary: Sendable {
     var startMs: Int64
     var endMs: Int64
     var movingS: Double
@@ -40,11 +40,6 @@ struct WorkoutSummary: Sendable, Equatable {
             case .double(let value)? = members.first(where: { $0.0 == "avg" })?.1
         else { return nil }
         return value
-    }
-
-    static func == (lhs: WorkoutSummary, rhs: WorkoutSummary) -> Bool {
-        lhs.startMs == rhs.startMs && lhs.endMs == rhs.endMs && lhs.distanceM == rhs.distanceM && lhs.movingS == rhs.movingS
-            && lhs.splits == rhs.splits && lhs.heartRate == rhs.heartRate
     }
 
     /// Samples outside `[startMs, endMs]` are ignored.
