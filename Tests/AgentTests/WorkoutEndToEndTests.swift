@@ -100,6 +100,72 @@ struct WorkoutEndToEndTests {
         #expect(gear.text.contains(#""runs":1"#), "\(gear.text)")
     }
 
+    @Test("the agent is killed (SIGKILL) in the middle of a run and started again: one workout, with the id it was announced under")
+    func killedMidRun() async throws {
+        let directory = try TemporaryDirectory("workout-kill")
+        let start = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 - 7200).rounded(.down))
+        let runStart = start.addingTimeInterval(180)
+        let run = NMEALog.loop(start: runStart, seconds: 1200, speedMps: 3)
+        // Before the kill: standing, then 12 minutes of the run; after: the rest, from 5 minutes
+        // back (gpsfake plays at once, and the restarted agent reaches gpsd a moment later: what it
+        // misses then it has already stored).
+        let before = try directory.write("before.nmea", NMEALog.text(NMEALog.standing(start: start, seconds: 180) + run.prefix(720)))
+        let after = try directory.write(
+            "after.nmea", NMEALog.text(Array(run.dropFirst(420)) + NMEALog.standing(start: runStart.addingTimeInterval(1200), seconds: 420)))
+        let heartRate = (0..<1800).map { index in
+            let ms = Int64(start.timeIntervalSince1970 * 1000) + Int64(index) * 1000
+            let bpm = index < 180 ? 70 : index < 1380 ? 145 : 100
+            return #"{"ts":"\#(BridgeBacklog.timestamp(ms))","sensor":"strap","raw":"\#(String(format: "06%02x", bpm))"}"#
+        }
+        let heartRateFile = try directory.write("hr.ndjson", heartRate.joined(separator: "\n") + "\n")
+
+        let broker = try MosquittoBroker()
+        let events = try await MQTTSubscriber(port: broker.port, filter: "keepalive/testpi/event/workout")
+        let gpsPort = Ports.free()
+        let agent = try AgentProcess(
+            brokerPort: broker.port, gpsPort: gpsPort, extraConfig: BridgeBacklog.commandBridge(catting: heartRateFile),
+            environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "1"])
+        defer { agent.stop() }
+        var gps = try await GPSFake(capture: before, port: gpsPort, cycle: 0.005, once: true, linger: 2)
+        defer { gps.stop() }
+        let started: MQTTSubscriber.Message
+        do {
+            started = try await events.waitFor(timeout: 120, "event/workout started") { $0.json?["op"] as? String == "started" }
+        } catch {
+            let log = agent.log.split(separator: "\n").suffix(40)
+            Issue.record("\(error); gpsfake: \(gps.process.text.suffix(1500)) running \(gps.process.isRunning); the agent logged:\n\(log.joined(separator: "\n"))")
+            throw error
+        }
+        let id = try #require(started.json?["id"] as? String)
+        // The kill comes once the first part is stored (gpsd keeps nothing for a client that is
+        // gone: what it sends meanwhile is lost on a real Pi too, and would only shorten the run).
+        let day = String(BridgeBacklog.timestamp(Int64(runStart.timeIntervalSince1970 * 1000)).prefix(10))
+        try await Wait.until(timeout: 60, "the first part played (gpsfake exits after it)") { !gps.process.isRunning }
+        let deadline = Date().addingTimeInterval(30)
+        var fixes = [-2, -1]
+        while fixes.suffix(2)[fixes.count - 2] != fixes.last {  // two looks 1 s apart agree: all committed
+            try #require(Date() < deadline, "the stored fixes did not settle: \(fixes)")
+            try await Task.sleep(for: .seconds(1))
+            let reply = try await agent.queryReply([day])
+            fixes.append(((reply?["health"] as? [String: Any])?["location"] as? [String: Any])?["fixes"] as? Int ?? 0)
+        }
+        agent.kill9()
+        gps.stop()
+
+        try agent.start()
+        gps = try await GPSFake(capture: after, port: gpsPort, cycle: 0.005, once: true, linger: 2)
+        let finished = try await events.waitFor(timeout: 120, "event/workout finished") { $0.json?["op"] as? String == "finished" }
+        #expect(finished.json?["id"] as? String == id, "finished \(finished), announced \(id)")
+        // At-least-once: a kill between announcing and recording may announce again, never under another id.
+        let ids = Set(events.messages.compactMap { $0.json?["id"] as? String })
+        #expect(ids == [id], "\(events.messages)")
+        let reply = try #require(try await agent.queryReply([day, "--include", "workouts", "health"]))
+        let workouts = try #require(reply["workouts"] as? [[String: Any]])
+        #expect(workouts.count == 1 && workouts.first?["id"] as? String == id)
+        let distance = workouts.first?["distance_m"] as? Double ?? 0
+        #expect(abs(distance - 3600) / 3600 < 0.02, "the whole run, both sides of the kill: \(distance) m; events \(events.messages.map(\.payload)); \(workouts); \(agent.log.split(separator: "\n").filter { $0.contains("workout") || $0.contains("gps") }.suffix(20).joined(separator: "\n"))")
+    }
+
     @Test("keepalive workout start|stop through the running agent; a stop with nothing started is refused; a reply topic outside the allow-list is refused")
     func manualByCommandLine() async throws {
         let broker = try MosquittoBroker()

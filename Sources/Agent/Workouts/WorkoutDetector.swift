@@ -8,12 +8,15 @@ struct MotionSample: Sendable, Equatable {
     var lon: Double
     /// What the receiver reported (Doppler), m/s.
     var speed: Double?
+    /// Stamped with the receiver's time (`ClockRule`), not the system's.
+    var gpsTimed = true
 
     init(_ fix: StoredFix) {
         timeMs = fix.timeMs
         lat = fix.lat
         lon = fix.lon
         speed = fix.speed
+        gpsTimed = fix.timeSource == "gps"
     }
 
     init(timeMs: Int64, lat: Double, lon: Double, speed: Double?) {
@@ -40,9 +43,10 @@ struct PulseSample: Sendable, Equatable {
 ///   rate went above the threshold once it has stayed there that long, having risen by
 ///   `hr_rise_bpm` within the 5 minutes before (a fever's steady high rate has no rise).
 /// - It ends at its last active moment once `end_pause_s` pass without one in the time of the
-///   stream that started it (fixes for moving, heart rate for a heart-rate start: a strap dumping
-///   its memory runs ahead of the GPS, and must not end a run the fixes have not reached yet),
-///   or in that stream's horizon (its newest sample, or the clock once it has stopped).
+///   stream that started it (fixes for moving, heart rate for a heart-rate start). It counts as
+///   finished only once **every** stream has got that far (its newest sample, or the clock once
+///   it has stopped): a strap dumping its memory runs ahead of the GPS, and must not finish a run
+///   whose fixes have not all arrived.
 struct WorkoutDetector: Sendable {
     struct Session: Sendable, Equatable {
         var startMs: Int64
@@ -68,7 +72,8 @@ struct WorkoutDetector: Sendable {
     }
 
     /// The sessions that start at or after `fromMs`; samples before it only give context (the
-    /// heart rate's rise, where moving began). Open sessions come last, `finished == false`.
+    /// heart rate's rise, where moving began). Those not yet finished (see the type's comment)
+    /// come last.
     func sessions(motion: [MotionSample], pulse: [PulseSample], fromMs: Int64, horizon: Horizon) -> [Session] {
         let moving = movingFlags(motion)
         var found: [Session] = []
@@ -85,7 +90,9 @@ struct WorkoutDetector: Sendable {
             let takeMotion = pulseIndex >= pulse.count || (motionIndex < motion.count && motion[motionIndex].timeMs <= pulse[pulseIndex].timeMs)
             let timeMs = takeMotion ? motion[motionIndex].timeMs : pulse[pulseIndex].timeMs
             if let open = current, (open.trigger == .moving) == takeMotion, timeMs - open.lastActiveMs >= settings.endPauseMs {
-                found.append(Session(startMs: open.startMs, lastActiveMs: open.lastActiveMs, trigger: open.trigger, finished: true))
+                found.append(Session(
+                    startMs: open.startMs, lastActiveMs: open.lastActiveMs, trigger: open.trigger,
+                    finished: horizon.settledMs - open.lastActiveMs >= settings.endPauseMs))
                 current = nil
             }
             let active: Bool
@@ -133,18 +140,31 @@ struct WorkoutDetector: Sendable {
             }
         }
         if var open = current {
-            open.finished = horizon.ms(for: open.trigger) - open.lastActiveMs >= settings.endPauseMs
+            open.finished = horizon.settledMs - open.lastActiveMs >= settings.endPauseMs
             found.append(open)
         }
         return merged(found)
     }
 
-    /// How far each stream's time has gone: its newest sample, plus the time since it stopped.
+    /// How far every stream's time has gone (`settledMs`): nothing before it can still change.
     struct Horizon: Sendable {
-        var motionMs: Int64
-        var pulseMs: Int64
+        var settledMs: Int64
 
-        func ms(for trigger: Trigger) -> Int64 { trigger == .moving ? motionMs : pulseMs }
+        /// A stream's own horizon: its newest sample plus the time since it last delivered
+        /// anything. A stream with nothing in the window holds everything back until it has been
+        /// silent for `end_pause_s` (its data may be on the way: a strap's backlog arrives before
+        /// the GPS is reached), then stops counting (no GPS at all; a strap left at home).
+        static func stream(newestMs: Int64?, silentForMs: Int64, endPauseMs: Int64) -> Int64? {
+            if let newestMs { return newestMs + max(0, silentForMs) }
+            return silentForMs >= endPauseMs ? nil : 0
+        }
+
+        /// Never past `nowMs`: a sample stamped in the future must not finish anything early.
+        init(motionMs: Int64?, pulseMs: Int64?, nowMs: Int64) {
+            settledMs = min([motionMs, pulseMs].compactMap { $0 }.min() ?? nowMs, nowMs)
+        }
+
+        init(settledMs: Int64) { self.settledMs = settledMs }
     }
 
     /// Whether each fix is moving (see the type's comment).

@@ -34,8 +34,8 @@ actor WorkoutService: Service, CustomStringConvertible {
     private var window: WorkoutWindow
     /// Open workouts already announced (and stored unfinished), by id.
     var announced: [String: StoredWorkout] = [:]
-    /// How far (sample time) an open, not yet announced session was last measured, by id:
-    /// measured again once it has gone on another minute.
+    /// How far the data had got (`Horizon.settledMs`) when an open, not yet announced session
+    /// was last measured, by id: measured again once the data has gone on another minute.
     private var lastMeasured: [String: Int64] = [:]
     /// The manual workout going on, if any.
     var manual: StoredWorkout?
@@ -132,9 +132,11 @@ actor WorkoutService: Service, CustomStringConvertible {
     }
 
     func detect(nowMs: Int64) async throws {
-        let horizon = WorkoutDetector.Horizon(
-            motionMs: (window.newestMotionMs ?? nowMs) + max(0, nowMs - lastMotionArrivalMs),
-            pulseMs: (window.newestPulseMs ?? nowMs) + max(0, nowMs - lastPulseArrivalMs))
+        typealias Horizon = WorkoutDetector.Horizon
+        let horizon = Horizon(
+            motionMs: Horizon.stream(newestMs: window.newestMotionMs, silentForMs: nowMs - lastMotionArrivalMs, endPauseMs: settings.endPauseMs),
+            pulseMs: Horizon.stream(newestMs: window.newestPulseMs, silentForMs: nowMs - lastPulseArrivalMs, endPauseMs: settings.endPauseMs),
+            nowMs: nowMs)
         let sessions = window.sessions(horizon: horizon).filter { !overlapsManual($0) }
         var seen: Set<String> = []
         for session in sessions {
@@ -143,7 +145,7 @@ actor WorkoutService: Service, CustomStringConvertible {
             if session.finished {
                 try await finish(session, id: id, nowMs: nowMs)
             } else if announced[id] == nil {
-                try await announceIfSure(session, id: id, nowMs: nowMs)
+                try await announceIfSure(session, id: id, dataMs: horizon.settledMs, nowMs: nowMs)
             }
         }
         // Announced but no longer found (late rows moved its start): replaced by what was found.
@@ -156,9 +158,10 @@ actor WorkoutService: Service, CustomStringConvertible {
     }
 
     /// Announces an open session once it is sure to be kept.
-    private func announceIfSure(_ session: WorkoutDetector.Session, id: String, nowMs: Int64) async throws {
-        if let last = lastMeasured[id], session.lastActiveMs - last < 60_000 { return }
-        lastMeasured[id] = session.lastActiveMs
+    private func announceIfSure(_ session: WorkoutDetector.Session, id: String, dataMs: Int64, nowMs: Int64) async throws {
+        // Not the session's own end: a strap's backlog can fix that long before the fixes arrive.
+        if let last = lastMeasured[id], dataMs - last < 60_000 { return }
+        lastMeasured[id] = dataMs
         let summary = try await measure(fromMs: session.startMs, toMs: session.lastActiveMs)
         guard summary.rejection(settings: settings) == nil else { return }
         let document = WorkoutDocument(
@@ -200,6 +203,9 @@ actor WorkoutService: Service, CustomStringConvertible {
         if let before, before.finished, before.record == finished.record { return }  // a replay
         let version = before?.finished == true ? (before?.version ?? 0) + 1 : 1
         var drafts: [OutboxDraft] = []
+        // Found whole at once (a backlog, a replay into a new store): announced as started too,
+        // so every workout has both.
+        if before == nil { drafts.append(workoutEvent("started", finished)) }
         if before?.finished != true { drafts.append(workoutEvent("finished", finished, extra: Self.headline(document))) }
         if try await isNewest(finished) {
             var published = finished

@@ -47,7 +47,9 @@ struct WorkoutSummary: Sendable {
         startMs: Int64, endMs: Int64, fixes allFixes: [StoredFix], heartRates: [StoredHeartRate], steps: [StoredStepRecord],
         settings: WorkoutSettings, zones: HeartRateZones, stepSettings: StepSettings
     ) -> WorkoutSummary {
-        let fixes = allFixes.filter { $0.timeMs >= startMs && $0.timeMs <= endMs }
+        var fixes = allFixes.filter { $0.timeMs >= startMs && $0.timeMs <= endMs }
+        // As detection does (WorkoutWindow): system-timed fixes only where there are no others.
+        if fixes.contains(where: { $0.timeSource == "gps" }) { fixes = fixes.filter { $0.timeSource == "gps" } }
         let pulse = heartRates.filter { $0.valid && $0.timeMs >= startMs && $0.timeMs <= endMs }.map { PulseSample(timeMs: $0.timeMs, bpm: $0.bpm) }
         let detector = WorkoutDetector(settings: settings, zones: zones)
         let moving = detector.movingFlags(fixes.map(MotionSample.init))

@@ -11,6 +11,12 @@ struct WorkoutWindow: Sendable {
     private(set) var newestMotionMs: Int64?
     private(set) var newestPulseMs: Int64?
     private var motion: [MotionSample] = []
+    /// Whether any fix here has the receiver's time: then fixes stamped with the system's time are
+    /// left out. They are the odd ones (a first report without a time; a log replayed long after,
+    /// whose first fix gets "now" before the clock rule has seen its time) and would mix two time
+    /// bases: one fix at "now" among a replayed morning ends every workout of that morning early.
+    /// A receiver whose time is never plausible (week rollover) has only system-timed fixes: used.
+    private var anyGPSTimed = false
     private var pulse: [PulseSample] = []
     private(set) var hasOpenSession = false
 
@@ -39,7 +45,8 @@ struct WorkoutWindow: Sendable {
         }
         self.motion = motion
         self.pulse = pulse
-        newestMotionMs = motion.last?.timeMs
+        anyGPSTimed = motion.contains(where: \.gpsTimed)
+        newestMotionMs = usableMotion.last?.timeMs
         newestPulseMs = pulse.last?.timeMs
     }
 
@@ -60,16 +67,19 @@ struct WorkoutWindow: Sendable {
         let motionInOrder = fixes.first.map { $0.timeMs >= (motion.last?.timeMs ?? .min) } ?? true
         let pulseInOrder = valid.first.map { $0.timeMs >= (pulse.last?.timeMs ?? .min) } ?? true
         motion += fixes.map(MotionSample.init)
+        if fixes.contains(where: { $0.timeSource == "gps" }) { anyGPSTimed = true }
         pulse += valid.map { PulseSample(timeMs: $0.timeMs, bpm: $0.bpm) }
         if !motionInOrder || !fixes.isSorted(by: \.timeMs) { motion.sort { $0.timeMs < $1.timeMs } }
         if !pulseInOrder || !valid.isSorted(by: \.timeMs) { pulse.sort { $0.timeMs < $1.timeMs } }
-        newestMotionMs = motion.last?.timeMs
+        newestMotionMs = usableMotion.last?.timeMs
         newestPulseMs = pulse.last?.timeMs
         return added
     }
 
+    private var usableMotion: [MotionSample] { anyGPSTimed ? motion.filter(\.gpsTimed) : motion }
+
     mutating func sessions(horizon: WorkoutDetector.Horizon) -> [WorkoutDetector.Session] {
-        let found = detector.sessions(motion: motion, pulse: pulse, fromMs: fromMs, horizon: horizon)
+        let found = detector.sessions(motion: usableMotion, pulse: pulse, fromMs: fromMs, horizon: horizon)
         hasOpenSession = found.contains { !$0.finished }
         return found
     }
@@ -78,7 +88,8 @@ struct WorkoutWindow: Sendable {
     /// `idleKeepMs`; never past the start of an open session.
     mutating func settle(after sessions: [WorkoutDetector.Session], notBefore manualEndMs: Int64? = nil) {
         var next = fromMs
-        if let finished = sessions.last(where: \.finished) { next = max(next, finished.lastActiveMs + 1) }
+        // Finished sessions come first: settle up to the last one before anything still open.
+        if let finished = sessions.prefix(while: \.finished).last { next = max(next, finished.lastActiveMs + 1) }
         if let open = sessions.first(where: { !$0.finished }) {
             next = min(max(next, fromMs), open.startMs)
         } else if let idleMs = Self.slowest(newestMotionMs, newestPulseMs) {
