@@ -18,9 +18,8 @@ extension Store {
         try connection.execute("PRAGMA foreign_keys = ON")
         // Keep the WAL from growing without bound between checkpoints on a busy day.
         try connection.execute("PRAGMA journal_size_limit = 8388608")
-        // Checkpoint once the WAL holds `checkpointBytes`, whatever the file's page size.
-        let filePageSize = max(Int(try connection.scalarInt("PRAGMA page_size") ?? 4096), 512)
-        try connection.execute("PRAGMA wal_autocheckpoint = \(checkpointBytes / filePageSize)")
+        let filePageSize = Int(try connection.scalarInt("PRAGMA page_size") ?? 4096)
+        try connection.execute("PRAGMA wal_autocheckpoint = \(checkpointPages(pageSize: filePageSize))")
         let size = ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int64) ?? nil) ?? 0
         let whole = size <= fullCheckMaxBytes
         let check: String

@@ -47,8 +47,12 @@ public actor Store {
 
     /// The WAL is checkpointed into the file once it holds this much (`wal_autocheckpoint` is
     /// counted in pages): a page changed every second is copied once per checkpoint, not once
-    /// per commit. About 6 minutes at 1 Hz GPS + heart rate with 512-byte pages.
+    /// per commit. About 8 minutes at 1 Hz GPS + heart rate with 512-byte pages.
     static let checkpointBytes = 2 << 20
+
+    /// `wal_autocheckpoint` for a file's page size: `checkpointBytes`, but never more often than
+    /// SQLite's default of 1000 pages (a file with 4 KiB pages keeps checkpointing as before).
+    static func checkpointPages(pageSize: Int) -> Int { max(checkpointBytes / max(pageSize, 512), 1000) }
 
     /// The writer connection; replaced by `reopen` when the file was deleted or replaced.
     var db: SQLiteConnection

@@ -2,7 +2,7 @@ import Foundation
 import Store
 import TestKit
 
-/// The release agent at 1 Hz GPS (gpsfake, a real capture) + 1 Hz heart rate (UDP) for
+/// The release agent at 1 Hz GPS (gpsfake, a real capture) + 1 Hz heart rate with RR (UDP) for
 /// `KEEPALIVE_BENCH_STEADY_S` (600) seconds: CPU, peak RSS, private memory, and bytes written to
 /// disk against the floor (one 4 KiB page per commit window) and the bytes of data it stored. Also start-up time to READY=1 and the
 /// stripped binary size.
@@ -54,7 +54,9 @@ enum SteadyStateBench {
         defer { agent.stop() }
         try await Wait.until(timeout: 30, "READY=1 from the agent") { notify.count("READY=1") > 0 }
         let ready = (notify.messages.first { $0.lines.contains("READY=1") }?.at ?? Date()).timeIntervalSince(launched)
-        let sender = HeartRateSender(port: udpPort, hz: 1, sensor: "bench")
+        // One RR interval per notification, as a chest strap sends (KEEPALIVE_BENCH_RR=0: none).
+        let withRR = environment["KEEPALIVE_BENCH_RR"] != "0"
+        let sender = HeartRateSender(port: udpPort, hz: 1, sensor: "bench", rr: withRR)
         defer { sender.stop() }
 
         // Warm up (first fix, first publications), then measure a window.
@@ -76,7 +78,7 @@ enum SteadyStateBench {
         // The physical floor for this durability: every commit window must reach the card, and the
         // kernel writes at least one 4 KiB page to do it.
         let floorPerHour = 3600 / (Double(max(batchMs, 1)) / 1000) * 4096
-        table.add("steady state 1 Hz GPS + 1 Hz HR, \(Int(window)) s, batch_ms \(batchMs), synchronous \(synchronous), \(filePageSize)-byte pages: CPU", cpuPercent, "% of a core",
+        table.add("steady state 1 Hz GPS + 1 Hz HR\(withRR ? " with RR" : ""), \(Int(window)) s, batch_ms \(batchMs), synchronous \(synchronous), \(filePageSize)-byte pages: CPU", cpuPercent, "% of a core",
                   baseline: "—", 0, higherIsBetter: false, target: "≤ 1 %")
         let floor = await BenchAgent.rssFloorKiB(timeZone: "UTC")
         table.add("steady state: peak RSS (VmHWM), all mappings\(BenchAgent.isStatic ? ", packaged (static) binary" : "")", Double(after.peakRSSKiB) / 1024, "MiB",
