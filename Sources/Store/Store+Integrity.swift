@@ -9,13 +9,17 @@ extension Store {
     /// Returns the connection and whether the whole file was checked.
     static func openChecked(path: String, synchronous: String, fullCheckMaxBytes: Int64) throws -> (SQLiteConnection, Bool) {
         let connection = try SQLiteConnection(path: path)
-        // Only takes effect on a new, empty file: lets pruning give space back to the disk.
+        // Both only take effect on a new, empty file, and must come before WAL mode fixes its
+        // header: small pages for SD-card wear (see `pageSize`); pruning gives space back.
+        try connection.execute("PRAGMA page_size = \(pageSize)")
         try connection.execute("PRAGMA auto_vacuum = INCREMENTAL")
         try connection.execute("PRAGMA journal_mode = WAL")
         try connection.execute("PRAGMA synchronous = \(synchronous == "normal" ? "NORMAL" : "FULL")")
         try connection.execute("PRAGMA foreign_keys = ON")
         // Keep the WAL from growing without bound between checkpoints on a busy day.
         try connection.execute("PRAGMA journal_size_limit = 8388608")
+        let filePageSize = Int(try connection.scalarInt("PRAGMA page_size") ?? 4096)
+        try connection.execute("PRAGMA wal_autocheckpoint = \(checkpointPages(pageSize: filePageSize))")
         let size = ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int64) ?? nil) ?? 0
         let whole = size <= fullCheckMaxBytes
         let check: String

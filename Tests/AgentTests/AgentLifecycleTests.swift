@@ -90,9 +90,10 @@ struct StoreCheckTests {
             })
         }
         let root = try #require(try SQLiteConnection(path: agent.storePath, readOnly: true).scalarInt("SELECT rootpage FROM sqlite_master WHERE name = 'fix'"))
+        let pageSize = try #require(try SQLiteConnection(path: agent.storePath, readOnly: true).scalarInt("PRAGMA page_size"))
         let handle = try #require(FileHandle(forUpdatingAtPath: agent.storePath))
-        try handle.seek(toOffset: UInt64(root - 1) * 4096)
-        handle.write(Data(repeating: 0xA5, count: 4096))
+        try handle.seek(toOffset: UInt64(root - 1) * UInt64(pageSize))
+        handle.write(Data(repeating: 0xA5, count: Int(pageSize)))
         try handle.close()
 
         try agent.start()

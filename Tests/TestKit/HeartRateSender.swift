@@ -1,14 +1,15 @@
 import Foundation
 
 /// A bridge sending one heart-rate message every 1/`hz` s over UDP, stamped with its send time,
-/// remembering what it sent.
+/// remembering what it sent. With `rr`, each notification carries one RR interval (as a chest
+/// strap's do: 0x2A37 flags 0x16), the beat length at its bpm.
 public final class HeartRateSender: @unchecked Sendable {
     private let lock = NSLock()
     private var sent: [Int64] = []
     private var stopped = false
     private var paused = false
 
-    public init(port: Int, hz: Double, sensor: String = "fault") {
+    public init(port: Int, hz: Double, sensor: String = "fault", rr: Bool = false) {
         let thread = Thread { [self] in
             let formatter = ISO8601DateFormatter()
             formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
@@ -18,7 +19,8 @@ public final class HeartRateSender: @unchecked Sendable {
                     let now = Date()
                     let ms = Int64((now.timeIntervalSince1970 * 1000).rounded())
                     let bpm = 60 + beat % 40
-                    let raw = String(format: "06%02x", bpm)
+                    let interval = 61_440 / bpm  // 1/1024 s
+                    let raw = rr ? String(format: "16%02x%02x%02x", bpm, interval & 0xFF, interval >> 8) : String(format: "06%02x", bpm)
                     UDPSender.send(port: port, lines: [#"{"ts":"\#(formatter.string(from: Date(timeIntervalSince1970: Double(ms) / 1000)))","sensor":"\#(sensor)","raw":"\#(raw)"}"#])
                     lock.withLock { sent.append(ms) }
                     beat += 1
