@@ -7,22 +7,23 @@ extension Store {
     public func saveWorkout(_ workout: StoredWorkout) throws -> WorkoutSaveOutcome {
         try db.transaction {
             guard let stored = try db.workout(id: workout.id) else {
+                let version = StoredWorkout.version(saving: workout.finished, over: nil)
                 try db.statement(
                     """
                     INSERT INTO workout (id, version, start_ms, end_ms, sport, source, finished, distance_m, record, updated_ms)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """
                 ).bind(
-                    .text(workout.id), .integer(workout.finished ? 1 : 0), .integer(workout.startMs), workout.endMs.map { .integer($0) }, .text(workout.sport),
+                    .text(workout.id), .integer(Int64(version)), .integer(workout.startMs), workout.endMs.map { .integer($0) }, .text(workout.sport),
                     .text(workout.source), .integer(workout.finished ? 1 : 0), .real(workout.distanceM), .text(workout.record),
                     .integer(workout.updatedMs)
                 ).run()
-                return .inserted(version: workout.finished ? 1 : 0)
+                return .inserted(version: version)
             }
             guard stored.record != workout.record || stored.finished != workout.finished || stored.endMs != workout.endMs
                 || stored.sport != workout.sport
             else { return .unchanged(version: stored.version) }
-            let version = stored.finished ? stored.version + 1 : (workout.finished ? 1 : 0)
+            let version = StoredWorkout.version(saving: workout.finished, over: stored)
             try db.statement(
                 """
                 UPDATE workout SET version = ?, start_ms = ?, end_ms = ?, sport = ?, source = ?, finished = ?, distance_m = ?,

@@ -32,6 +32,14 @@ public struct StoredWorkout: Sendable, Equatable {
 }
 
 extension StoredWorkout {
+    /// The version a save gives: 0 while a workout goes on, 1 when it first finished, one more
+    /// for each change of a finished one (`Store.saveWorkout`; the agent needs it before saving,
+    /// to queue `workout/last` first).
+    public static func version(saving finished: Bool, over stored: StoredWorkout?) -> Int {
+        guard let stored, stored.finished else { return finished ? 1 : 0 }
+        return stored.version + 1
+    }
+
     /// The record as published (`workout/last`, queries, `keepalive workouts`): the stored JSON
     /// with `version` (and the message's `seq`) after its `id`. The stored text is the agent's own
     /// output, `{"id":"<uuid>",…}`: spliced, not parsed again.

@@ -1,4 +1,5 @@
 import Foundation
+import StepCounting
 import Testing
 import TestKit
 
@@ -96,7 +97,7 @@ struct ReferenceBridgeTests {
         #expect(await process.waitForExit(timeout: 20) == 0)
         let line = try #require(process.lines.first)
         let message = try BridgeMessage.parse(Array(line.utf8)).get()
-        #expect(message.raw == BridgeMessage.bytes(hex: hex))
+        #expect(message.raw == HexBytes.decode(hex))
         #expect(message.sensor == "strap" && message.timestamp != nil)
         let plain = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         #expect(plain["bpm"] as? Int == message.heartRate?.bpm)

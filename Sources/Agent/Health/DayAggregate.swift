@@ -44,7 +44,8 @@ struct DayAggregate: Sendable {
     /// The night credited to this day; nil until computed (`SleepNight.compute`: it is not
     /// folded sample by sample, the classifier reads the whole night).
     var sleep: SleepNight?
-    /// The finished workouts that started this day (read from the store, not folded).
+    /// The finished workouts that started this day: read from the store when the aggregate is
+    /// published or queried (`HealthPublisher`, `build`), not folded sample by sample.
     var workouts: [StoredWorkout] = []
 
     init(day: LocalDay, settings: AggregateSettings) {
@@ -101,7 +102,6 @@ struct DayAggregate: Sendable {
         aggregate.heartRate = heartRate
         aggregate.location = location
         aggregate.steps = steps
-        aggregate.workouts = try await store.workouts(fromMs: bounds.start, toMs: bounds.end)
         return aggregate
     }
 

@@ -74,7 +74,7 @@ public struct BridgeMessage: Sendable, Equatable {
         switch char {
         case "2a37", "2a53":
             guard let rawValue = object["raw"] else { return .failure(.missing("raw")) }
-            guard let hex = rawValue as? String, let bytes = Self.bytes(hex: hex) else { return .failure(.badField("raw")) }
+            guard let hex = rawValue as? String, let bytes = HexBytes.decode(hex) else { return .failure(.badField("raw")) }
             raw = bytes
             if char == "2a37" {
                 switch HeartRateMeasurement.parse(bytes) {
@@ -99,29 +99,6 @@ public struct BridgeMessage: Sendable, Equatable {
         let timestamp = (object["ts"] as? String).flatMap(Self.date(iso:))
         let seq = (object["seq"] as? NSNumber).flatMap { Int(exactly: $0.doubleValue) }
         return .success(BridgeMessage(sensor: sensor, timestamp: timestamp, seq: seq, raw: raw, reading: reading))
-    }
-
-    static func bytes(hex: String) -> [UInt8]? {
-        let digits = Array(hex.utf8)
-        guard !digits.isEmpty, digits.count % 2 == 0, digits.count <= 1024 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(digits.count / 2)
-        var index = 0
-        while index < digits.count {
-            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
-        return bytes
-    }
-
-    private static func nibble(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 
     /// RFC 3339 / ISO 8601 with or without fractional seconds, `Z` or an offset. The format style

@@ -8,6 +8,9 @@ struct QueryError: Error, Equatable, Sendable {
         case tooLarge = "too_large"
         case rateLimited = "rate_limited"
         case forbiddenTopic = "forbidden_topic"
+        /// Commands only (`cmd/workout`, `cmd/gear`): no such workout or pair; the state does not allow it.
+        case notFound = "not_found"
+        case conflict
         case `internal`
     }
 
@@ -18,6 +21,8 @@ struct QueryError: Error, Equatable, Sendable {
         switch code {
         case .invalidDate, .futureDate, .badRequest: 400
         case .forbiddenTopic: 403
+        case .notFound: 404
+        case .conflict: 409
         case .tooLarge: 413
         case .rateLimited: 429
         case .internal: 500

@@ -17,7 +17,7 @@ import Store
 /// blocks neither the MQTT network thread, nor Swift's task threads, nor the sample writer.
 final class QueryService: Service, Sendable, CustomStringConvertible {
     let filters: [String]
-    private let client: MQTTClient
+    private let replies: ReplyPublisher
     private let routing: ReplyRouting
     private let logger: Logger
     private let engineQueue = DispatchQueue(label: "keepalive.query")
@@ -33,7 +33,7 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
     init(config: AgentConfig, client: MQTTClient, settings: AggregateSettings, logger: Logger) {
         let root = config.topicRoot
         filters = ["\(root)/selection/date"] + config.query.extraTopics
-        self.client = client
+        replies = ReplyPublisher(client: client, kind: "query", logger: logger)
         routing = ReplyRouting(config: config)
         self.logger = logger
         let makeEngine = {
@@ -102,16 +102,7 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
     static func replyQoS(forRequestQoS qos: Int) -> MQTTQoS { qos == 0 ? .atMostOnce : .atLeastOnce }
 
     private func send(_ reply: QueryReply, to topic: String, correlationData: [UInt8]?, qos: MQTTQoS) {
-        let message = MQTTMessage(
-            topic: topic, payload: reply.body, qos: qos, retain: false,
-            properties: MQTTProperties(
-                contentType: reply.contentType, payloadIsUTF8: true, correlationData: correlationData,
-                userProperties: [("status", String(reply.status))], messageExpiryS: 300))
-        do {
-            _ = try client.publish(message)
-        } catch {
-            logger.notice("cannot send a query reply", metadata: ["topic": "\(topic)", "error": "\(error)"])
-        }
+        replies.send(reply, to: topic, correlationData: correlationData, qos: qos)
     }
 }
 

@@ -11,7 +11,7 @@ import Store
 final class CommandService: Service, Sendable, CustomStringConvertible {
     let filters: [String]
     private let workoutTopic: String
-    private let client: MQTTClient
+    private let replies: ReplyPublisher
     private let routing: ReplyRouting
     private let workouts: WorkoutService
     private let gear: GearBook
@@ -22,7 +22,7 @@ final class CommandService: Service, Sendable, CustomStringConvertible {
     init(config: AgentConfig, client: MQTTClient, workouts: WorkoutService, gear: GearBook, store: Store, logger: Logger) {
         workoutTopic = "\(config.topicRoot)/cmd/workout"
         filters = [workoutTopic, "\(config.topicRoot)/cmd/gear"]
-        self.client = client
+        replies = ReplyPublisher(client: client, kind: "command", logger: logger)
         routing = ReplyRouting(config: config, fallbackTopic: "\(config.topicRoot)/cmd/result")
         self.workouts = workouts
         self.gear = gear
@@ -95,28 +95,12 @@ final class CommandService: Service, Sendable, CustomStringConvertible {
         }
     }
 
-    private enum Status: Int {
-        case badRequest = 400, notFound = 404, conflict = 409, `internal` = 500
-        var code: String {
-            switch self {
-            case .badRequest: "bad_request"
-            case .notFound: "not_found"
-            case .conflict: "conflict"
-            case .internal: "internal"
-            }
-        }
-    }
-
     private func ok(_ members: [(String, JSONValue)]) -> QueryReply {
         QueryReply(body: JSONValue.object([("ok", true)] + members).bytes, contentType: QueryReply.json, status: 200)
     }
 
-    private func failure(_ status: Status, _ message: String) -> QueryReply {
-        QueryReply(
-            body: JSONValue.object([
-                ("ok", false), ("error", .object([("code", .string(status.code)), ("message", .string(message))])),
-            ]).bytes,
-            contentType: QueryReply.json, status: status.rawValue)
+    private func failure(_ code: QueryError.Code, _ message: String) -> QueryReply {
+        QueryError(code: code, message: message).reply
     }
 
     private struct Reply {
@@ -126,15 +110,6 @@ final class CommandService: Service, Sendable, CustomStringConvertible {
     }
 
     private func send(_ reply: QueryReply, _ to: Reply) {
-        let message = MQTTMessage(
-            topic: to.topic, payload: reply.body, qos: to.qos, retain: false,
-            properties: MQTTProperties(
-                contentType: reply.contentType, payloadIsUTF8: true, correlationData: to.correlationData,
-                userProperties: [("status", String(reply.status))], messageExpiryS: 300))
-        do {
-            _ = try client.publish(message)
-        } catch {
-            logger.notice("cannot send a command reply", metadata: ["topic": "\(to.topic)", "error": "\(error)"])
-        }
+        replies.send(reply, to: to.topic, correlationData: to.correlationData, qos: to.qos)
     }
 }

@@ -163,8 +163,6 @@ struct WorkoutDetector: Sendable {
         init(motionMs: Int64?, pulseMs: Int64?, nowMs: Int64) {
             settledMs = min([motionMs, pulseMs].compactMap { $0 }.min() ?? nowMs, nowMs)
         }
-
-        init(settledMs: Int64) { self.settledMs = settledMs }
     }
 
     /// Whether each fix is moving (see the type's comment).

@@ -201,7 +201,7 @@ actor WorkoutService: Service, CustomStringConvertible {
         let finished = document.stored(finished: true, nowMs: nowMs)
         let before = try await store.workout(id: finished.id)
         if let before, before.finished, before.record == finished.record { return }  // a replay
-        let version = before?.finished == true ? (before?.version ?? 0) + 1 : 1
+        let version = StoredWorkout.version(saving: true, over: before)
         var drafts: [OutboxDraft] = []
         // Found whole at once (a backlog, a replay into a new store): announced as started too,
         // so every workout has both.
