@@ -16,7 +16,8 @@ struct AgentRunner {
             store = try Store(
                 path: config.store.path, synchronous: config.store.synchronous.rawValue,
                 fullCheckMaxBytes: TestHooks.current.storeFullCheckMaxBytes ?? Store.defaultFullCheckMaxBytes,
-                dayTimeZone: AggregateSettings(config: config).timeZone, logger: logger)
+                dayTimeZone: AggregateSettings(config: config).timeZone,
+                journalFoldAfter: config.store.foldS > 0 ? .seconds(config.store.foldS) : nil, logger: logger)
         } catch {
             logger.critical("cannot open the store", metadata: ["path": "\(config.store.path)", "error": "\(error)"])
             throw ExitCodeError.cannotCreate
@@ -102,7 +103,7 @@ struct AgentRunner {
             dailyGraceS: config.schedule.dailyGraceS, store: store, writer: writer, clock: clock,
             logger: Logger(label: "keepalive.health"))
         let queries = QueryService(
-            config: config, client: client, settings: settings,
+            config: config, client: client, settings: settings, foldJournal: { await store.foldForReaders() },
             logger: Logger(label: "keepalive.query"))
         for filter in queries.filters { client.handleOnNetworkThread(filter) { queries.receive($0) } }
         let gear = GearBook(

@@ -31,6 +31,8 @@ extension Store {
     /// check. Older raw rows went with the deleted file. The outbox's ids change: the drain must
     /// start again from the oldest (`OutboxDrain.storeReplaced`).
     public func reopen(after problem: StoreFileProblem, now: Date = Date()) async throws -> StoreReopened {
+        // The old file's journal into its tables, where the copy below finds the rows.
+        foldBeforeRead()
         let old = db
         old.keepWALOnClose()
         // The -wal and -shm at the path are the old file's: a new file must not pick them up.
@@ -49,6 +51,9 @@ extension Store {
         seq = carriedSeq
         let since = verifiedCursor
         db = fresh
+        journalLoaded = false
+        acknowledgedUndeleted.removeAll()
+        outboxLeftByLastRun = (try? db.scalarInt("SELECT coalesce(max(id), 0) FROM outbox")) ?? 0
         fileGeneration += 1
         identity = FileIdentity(path: path)
         // Raw rows in small transactions, letting ingest in between: the new file takes writes now.

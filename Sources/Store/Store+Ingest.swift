@@ -4,32 +4,47 @@ import Logging
 extension Store {
     /// Stores fixes and heart-rate notifications and queues messages, all in one transaction.
     /// Duplicates (same fix time; same sensor and time) are ignored, so a replay stores nothing.
+    ///
+    /// With the journal on, a window that fits one slot is written there (one page) and the
+    /// tables get it at the next fold; a fold that is due, or a window too large for a slot,
+    /// folds the journal and writes the tables in this same transaction (Store+Journal.swift).
     @discardableResult
     public func write(
         fixes: [StoredFix] = [], heartRates: [StoredHeartRate] = [], steps: [StoredStepRecord] = [], messages: [OutboxDraft] = []
     ) throws -> StoreWriteResult
     {
+        try loadJournalIfNeeded()
         let seqBefore = seq
+        let now = ContinuousClock.now
+        var journaled: JournalEntry?
+        var foldedNow = false
+        let acknowledged = acknowledgedUndeleted
         do {
             let result = try db.transaction {
                 var result = StoreWriteResult()
-                var freshness = AggregateFreshness(timeZone: dayTimeZone)
-                for fix in fixes {
-                    guard let id = try insert(fix) else { continue }
-                    result.fixesInserted += 1
-                    freshness.added(fixID: id, timeMs: fix.timeMs)
+                let hasRows = !fixes.isEmpty || !heartRates.isEmpty || !steps.isEmpty
+                if journalEnabled, hasRows, !journal.isDue(now: now) {
+                    let unseen = try unseenRows(fixes: fixes, heartRates: heartRates, steps: steps)
+                    if unseen.isEmpty {
+                        journaled = unseen
+                    } else if try mayJournal(unseen), let body = unseen.encode() {
+                        try writeSlot(body)
+                        journaled = unseen
+                    }
+                    if let journaled {
+                        result.fixesInserted = journaled.fixes.count
+                        result.heartRatesInserted = journaled.heartRates.count
+                        result.stepRecordsInserted = journaled.steps.count
+                    }
                 }
-                for heartRate in heartRates {
-                    guard let id = try insert(heartRate) else { continue }
-                    result.heartRatesInserted += 1
-                    freshness.added(heartRateID: id, timeMs: heartRate.timeMs)
+                if journaled == nil, hasRows {
+                    if !journal.pending.isEmpty {
+                        try fold(journal.pending)
+                        try deleteAcknowledged(acknowledged)
+                        foldedNow = true
+                    }
+                    result = try insertDirectly(fixes: fixes, heartRates: heartRates, steps: steps)
                 }
-                for record in steps {
-                    guard let id = try insert(record) else { continue }
-                    result.stepRecordsInserted += 1
-                    freshness.added(stepID: id, timeMs: record.timeMs)
-                }
-                try freshness.record(in: db)
                 // Held messages first: their seqs are older than any taken now.
                 for message in held { try enqueue(held: message) }
                 for message in messages { result.seqs.append(try enqueue(message)) }
@@ -38,6 +53,11 @@ extension Store {
                 }
                 return result
             }
+            if foldedNow {
+                journal.folded()
+                acknowledgedUndeleted.subtract(acknowledged)
+            }
+            if let journaled, !journaled.isEmpty { journal.append(journaled, now: now) }
             if !held.isEmpty {
                 logger.notice("queued the messages held while the store could not be written", metadata: ["seqs": "\(held.map(\.seq))"])
                 held.removeAll()
@@ -47,6 +67,29 @@ extension Store {
             seq = seqBefore
             throw error
         }
+    }
+
+    /// The rows into the indexed tables, with their days' aggregates told (schema 4).
+    private func insertDirectly(fixes: [StoredFix], heartRates: [StoredHeartRate], steps: [StoredStepRecord]) throws -> StoreWriteResult {
+        var result = StoreWriteResult()
+        var freshness = AggregateFreshness(timeZone: dayTimeZone)
+        for fix in fixes {
+            guard let id = try insert(fix) else { continue }
+            result.fixesInserted += 1
+            freshness.added(fixID: id, timeMs: fix.timeMs)
+        }
+        for heartRate in heartRates {
+            guard let id = try insert(heartRate) else { continue }
+            result.heartRatesInserted += 1
+            freshness.added(heartRateID: id, timeMs: heartRate.timeMs)
+        }
+        for record in steps {
+            guard let id = try insert(record) else { continue }
+            result.stepRecordsInserted += 1
+            freshness.added(stepID: id, timeMs: record.timeMs)
+        }
+        try freshness.record(in: db)
+        return result
     }
 
     /// The new row's id, or nil for a duplicate.

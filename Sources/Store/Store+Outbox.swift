@@ -40,32 +40,68 @@ extension Store {
         return seq
     }
 
-    /// Undelivered messages after `afterID`, oldest first.
+    /// Undelivered messages after `afterID`, oldest first: `limit` of them while there are that
+    /// many (acknowledged rows awaiting their delete are skipped, not counted).
     public func pendingMessages(afterID: Int64, limit: Int) throws -> [OutboxEntry] {
-        let statement = try db.statement(
-            """
-            SELECT id, seq, topic, payload, qos, retain, content_type, expiry_s, created_ms FROM outbox
-            WHERE id > ? AND rejected_reason IS NULL ORDER BY id LIMIT ?
-            """
-        ).bind(.integer(afterID), .integer(Int64(limit)))
         var entries: [OutboxEntry] = []
-        while try statement.step() {
-            entries.append(
-                OutboxEntry(
-                    id: statement.int64(0), seq: statement.int64(1), topic: statement.text(2), payload: statement.blob(3),
-                    qos: statement.int(4), retain: statement.int(5) != 0, contentType: statement.optionalText(6),
-                    expiryS: statement.optionalInt(7), createdMs: statement.int64(8)))
+        var after = afterID
+        while entries.count < limit {
+            let wanted = limit - entries.count
+            let statement = try db.statement(
+                """
+                SELECT id, seq, topic, payload, qos, retain, content_type, expiry_s, created_ms FROM outbox
+                WHERE id > ? AND rejected_reason IS NULL ORDER BY id LIMIT ?
+                """
+            ).bind(.integer(after), .integer(Int64(wanted)))
+            var read = 0
+            while try statement.step() {
+                read += 1
+                after = statement.int64(0)
+                if acknowledgedUndeleted.contains(after) { continue }
+                entries.append(
+                    OutboxEntry(
+                        id: after, seq: statement.int64(1), topic: statement.text(2), payload: statement.blob(3),
+                        qos: statement.int(4), retain: statement.int(5) != 0, contentType: statement.optionalText(6),
+                        expiryS: statement.optionalInt(7), createdMs: statement.int64(8)))
+            }
+            // Fewer rows than asked for: there are no more.
+            if read < wanted { break }
         }
         return entries
     }
 
     /// The broker has them: they leave the outbox. Ids read before a `reopen` (another
     /// `fileGeneration`) name other messages in the new file and are ignored.
+    ///
+    /// With the ingest journal on, the rows are deleted with its next fold (within `fold_s`), in
+    /// the fold's commit: a commit of their own, twice a minute for `status` and `health/today`,
+    /// cost the SD card more than the fold itself. Meanwhile they are never sent again; after a
+    /// crash they are, once (consumers dedupe by `seq`, as for any redelivery).
+    /// Messages a previous run left (resent after a crash) are deleted at once: a one-off
+    /// batch, and whoever looks at the file after a restart sees them leave as they are delivered.
     public func acknowledge(ids: [Int64], generation: Int? = nil) throws {
         guard !ids.isEmpty, generation.map({ $0 == fileGeneration }) ?? true else { return }
-        try db.transaction {
-            for id in ids { try db.statement("DELETE FROM outbox WHERE id = ?").bind(.integer(id)).run() }
-        }
+        acknowledgedUndeleted.formUnion(ids)
+        guard !journalEnabled || acknowledgedUndeleted.count >= Self.acknowledgedHeldMax
+            || ids.contains(where: { $0 <= outboxLeftByLastRun })
+        else { return }
+        try deleteAcknowledgedNow()
+    }
+
+    /// Past this many acknowledged rows (a backlog delivered) they are deleted at once.
+    static let acknowledgedHeldMax = 1000
+
+    /// Deletes the acknowledged rows in a transaction of their own.
+    func deleteAcknowledgedNow() throws {
+        guard !acknowledgedUndeleted.isEmpty else { return }
+        let ids = acknowledgedUndeleted
+        try db.transaction { try deleteAcknowledged(ids) }
+        acknowledgedUndeleted.subtract(ids)
+    }
+
+    /// Inside the caller's transaction; the caller forgets `ids` once it commits.
+    func deleteAcknowledged(_ ids: Set<Int64>) throws {
+        for id in ids { try db.statement("DELETE FROM outbox WHERE id = ?").bind(.integer(id)).run() }
     }
 
     /// The broker refused it (v5 reason ≥ 0x80): kept, out of the queue, for a person to look at.
@@ -81,6 +117,7 @@ extension Store {
     }
 
     public func outboxSummary() throws -> OutboxSummary {
+        if !acknowledgedUndeleted.isEmpty { return try outboxSummaryLeavingOutAcknowledged() }
         let statement = try db.statement(
             """
             SELECT count(*) FILTER (WHERE rejected_reason IS NULL),
@@ -92,5 +129,22 @@ extension Store {
         return OutboxSummary(
             pending: statement.int(0), oldestCreatedMs: statement.isNull(1) ? nil : statement.int64(1),
             setAside: statement.int(2))
+    }
+
+    /// The summary while acknowledged rows wait to be deleted: the outbox is read row by row
+    /// (it holds a few rows then: everything not yet acknowledged, and those).
+    private func outboxSummaryLeavingOutAcknowledged() throws -> OutboxSummary {
+        let statement = try db.statement("SELECT id, created_ms, rejected_reason IS NOT NULL FROM outbox")
+        defer { statement.reset() }
+        var summary = OutboxSummary(pending: 0, oldestCreatedMs: nil, setAside: 0)
+        while try statement.step() {
+            if statement.int(2) != 0 {
+                summary.setAside += 1
+            } else if !acknowledgedUndeleted.contains(statement.int64(0)) {
+                summary.pending += 1
+                summary.oldestCreatedMs = min(summary.oldestCreatedMs ?? .max, statement.int64(1))
+            }
+        }
+        return summary
     }
 }

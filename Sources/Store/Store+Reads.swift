@@ -4,7 +4,9 @@ extension Store {
     /// Fixes with `fromMs <= ts_ms < toMs`, in time order (a local day: `LocalDay.bounds`).
     /// `upTo` leaves out rows stored after a `RowCursor` was taken.
     /// Streams them instead, for a whole day without holding it in memory.
+    /// Without a cursor it reads every committed row: the ingest journal is folded first.
     public func forEachFix(fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredFix) throws -> Void) throws {
+        if cursor == nil { foldBeforeRead() }
         try db.forEachFix(fromMs: fromMs, toMs: toMs, upTo: cursor, body)
     }
 
@@ -18,6 +20,7 @@ extension Store {
     public func forEachHeartRate(
         fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredHeartRate) throws -> Void
     ) throws {
+        if cursor == nil { foldBeforeRead() }
         try db.forEachHeartRate(fromMs: fromMs, toMs: toMs, upTo: cursor, body)
     }
 
@@ -27,7 +30,8 @@ extension Store {
         return samples
     }
 
-    /// Where the newest stored rows are: what `rows(after:)` continues from.
+    /// Where the newest stored rows are: what `rows(after:)` continues from. Rows still in the
+    /// ingest journal come after it: they are seen once folded, within `[store] fold_s`.
     public func rowCursor() throws -> RowCursor { try db.rowCursor() }
 
     /// Rows stored after `cursor`, in the order they were stored (not time order: a bridge
@@ -39,7 +43,8 @@ extension Store {
 
     /// Whether any fix, heart-rate notification or step record lies in `[fromMs, toMs)`.
     public func hasRawData(fromMs: Int64, toMs: Int64) throws -> Bool {
-        try db.hasRawData(fromMs: fromMs, toMs: toMs)
+        foldBeforeRead()
+        return try db.hasRawData(fromMs: fromMs, toMs: toMs)
     }
 
     public func dayAggregate(date: String) throws -> StoredDayAggregate? {
@@ -54,6 +59,8 @@ extension Store {
     /// Saves a day's aggregate computed from the rows up to `cursor` (`day`'s bounds in Unix ms):
     /// rows of the day stored after the cursor leave it stale (`StoredDayAggregate.isStale`).
     public func saveDayAggregate(_ aggregate: StoredDayAggregate, builtUpTo cursor: RowCursor, dayMs: (start: Int64, end: Int64)) throws {
+        // A new day with an aggregate: its late rows must not wait in the journal from now on.
+        journal.aggregatedUntilMs = nil
         try db.statement(
             """
             INSERT INTO day_aggregate (date, tz, payload, final, updated_ms, published_payload, first_fix, last_fix,

@@ -23,7 +23,7 @@ public enum StoreError: Error, CustomStringConvertible {
 /// so a message in the outbox is committed together with the data it reports, or not at all.
 ///
 /// This file holds its state and opening; each concern is an extension of its own:
-/// Store+Integrity, +Ingest, +Outbox, +HeldMessages, +Reads, +Steps, +Retention, +File.
+/// Store+Integrity, +Ingest, +Journal, +Outbox, +HeldMessages, +Reads, +Steps, +Retention, +File.
 public actor Store {
     public nonisolated let path: String
     /// Set when the file was found damaged at start and moved aside to this path.
@@ -70,18 +70,33 @@ public actor Store {
     public internal(set) var fileGeneration = 0
     /// The zone that cuts rows into the local days of `day_aggregate` (`[device] timezone`).
     let dayTimeZone: TimeZone
+    /// Whether commit windows go to the ingest journal (Store+Journal.swift) or straight to the
+    /// tables; the journal a previous run left is folded either way.
+    let journalEnabled: Bool
+    var journal: IngestJournal
+    /// The ring of the file now open has been read (`loadJournalIfNeeded`).
+    var journalLoaded = false
+    /// Outbox rows the broker acknowledged, deleted with the next fold rather than in a commit of
+    /// their own (with the journal on; Store+Outbox.swift). Never sent again meanwhile.
+    var acknowledgedUndeleted: Set<Int64> = []
+    /// The newest outbox row of the file when it was opened: rows up to it were queued by an
+    /// earlier run (or carried over by `reopen`).
+    var outboxLeftByLastRun: Int64
 
     public init(
         path: String, synchronous: String = "full", fullCheckMaxBytes: Int64 = Store.defaultFullCheckMaxBytes,
-        dayTimeZone: TimeZone = .current, logger: Logger = Logger(label: "keepalive.store")
+        dayTimeZone: TimeZone = .current, journalFoldAfter: Duration? = nil, logger: Logger = Logger(label: "keepalive.store")
     ) throws {
         self.path = path
+        journalEnabled = journalFoldAfter != nil
+        journal = IngestJournal(foldAfter: journalFoldAfter ?? .zero)
         self.logger = logger
         self.dayTimeZone = dayTimeZone
         self.synchronous = synchronous
         let opened = try Self.open(path: path, synchronous: synchronous, fullCheckMaxBytes: fullCheckMaxBytes, logger: logger)
         db = opened.connection
         seq = opened.seq
+        outboxLeftByLastRun = opened.outboxMaxID
         movedAsideCorruptFile = opened.movedAside
         needsFullCheck = !opened.checkedWhole
         identity = FileIdentity(path: path)
@@ -91,6 +106,7 @@ public actor Store {
     struct Opened {
         var connection: SQLiteConnection
         var seq: Int64
+        var outboxMaxID: Int64
         var checkedWhole: Bool
         var movedAside: String?
     }
@@ -123,7 +139,8 @@ public actor Store {
         do {
             try migrate(connection, path: path)
             let seq = try connection.scalarInt("SELECT value FROM agent_state WHERE key = 'seq'") ?? 0
-            return Opened(connection: connection, seq: seq, checkedWhole: checkedWhole, movedAside: movedAside)
+            let outboxMaxID = try connection.scalarInt("SELECT coalesce(max(id), 0) FROM outbox") ?? 0
+            return Opened(connection: connection, seq: seq, outboxMaxID: outboxMaxID, checkedWhole: checkedWhole, movedAside: movedAside)
         } catch let error as SQLiteError {
             throw StoreError.sqlite(error, path: path)
         }

@@ -75,7 +75,9 @@ struct QueryFreshnessTests {
                 rate_per_s = 1000
                 burst = 1000
                 """,
-            environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "1"])
+            // The product's fold: today's live rows wait in the ingest journal, and every query
+            // must fold them first to answer with what was committed before it.
+            environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "1"], foldS: 60)
         defer { agent.stop() }
 
         let requester = Requester(port: broker.port)

@@ -54,6 +54,32 @@ struct WALWearTests {
         #expect(bytes < 6_000, "WAL bytes per commit: \(bytes)")
     }
 
+    @Test("with the ingest journal a 1 Hz commit appends one frame: the slot's page, rewritten in place; the fold, once a minute, the tables' leaves")
+    func journalFramesPerCommit() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("k.db")
+        let store = try Store(path: path, journalFoldAfter: .seconds(3600))
+        let start: Int64 = 1_700_000_000_000
+        func write(_ second: Int64) async throws {
+            let time = start + second * 1000
+            try await store.write(
+                fixes: [StoredFix(timeMs: time, receivedMs: time + 20, lat: 52.5, lon: 13.4, altHAE: 40, speed: 1.2, mode: 3, satellites: 9, timeSource: "gps")],
+                heartRates: [StoredHeartRate(sensor: "strap", timeMs: time, receivedMs: time, bpm: 60, contact: 2, valid: true, raw: [0x16, 60, 0x11, 0x04], rrIntervals: [1041, 1002])])
+        }
+        for second in Int64(0)..<100 { try await write(second) }
+        let journaled = try Self.commits(wal: path + "-wal").commits.suffix(100)
+        #expect(journaled.count == 100)
+        #expect(journaled.allSatisfy { $0.count == 1 }, "frames per commit: \(journaled.map(\.count))")
+        #expect(Set(journaled.map { $0[0] }).count == 100, "each window its own slot, round the ring")
+        await store.foldForReaders()
+        let fold = try #require(try Self.commits(wal: path + "-wal").commits.last)
+        // 100 fixes and 100 notifications with 200 RR intervals: the tables' new leaves, a few
+        // parents, the freshness-free agent_state page; far fewer pages than 100 commits × 6.
+        #expect(fold.count < 150, "frames in the fold: \(fold.count)")
+        #expect(try await store.fixes(fromMs: start, toMs: start + 100_000).count == 100)
+        #expect(try await store.heartRates(fromMs: start, toMs: start + 100_000).map(\.rrIntervals) == Array(repeating: [1041, 1002], count: 100))
+    }
+
     @Test("an existing file keeps its page size and SQLite's checkpoint threshold; a new one checkpoints every 2 MiB")
     func existingFileKeepsPageSize() async throws {
         let directory = try TemporaryDirectory()

@@ -13,9 +13,13 @@ public final class AgentProcess: @unchecked Sendable {
     public let environment: [String: String]
 
     /// `environment` is added to the agent's (e.g. `KEEPALIVE_CLOCK_SYNCHRONISED`).
+    ///
+    /// `foldS` is `[store] fold_s`: 1 by default, because most tests read the store file from
+    /// outside the agent while it runs and wait for rows in the tables; the tests of wear, of
+    /// queries' freshness and of crashes pass the product's 60.
     public init(brokerPort: Int, deviceID: String = "testpi", timeZone: String = "UTC", gpsPort: Int? = nil, gpsFixTimeout: Double = 5,
                 extraConfig: String = "", store: String? = nil, directory: TemporaryDirectory? = nil,
-                environment: [String: String] = [:], start: Bool = true) throws {
+                environment: [String: String] = [:], foldS: Int = 1, start: Bool = true) throws {
         self.environment = environment
         self.directory = try directory ?? TemporaryDirectory("agent")
         self.deviceID = deviceID
@@ -32,6 +36,7 @@ public final class AgentProcess: @unchecked Sendable {
             reconnect_max_s = 1
             [store]
             path = "\(storePath)"
+            fold_s = \(foldS)
             \(gps)
             \(extraConfig)
             """)

@@ -90,6 +90,9 @@ public struct AgentConfig: Sendable, Equatable {
         public var path: String
         public var synchronous: Synchronous
         public var batchMs: Int
+        /// Seconds a commit window waits in the ingest journal before it is folded into the
+        /// tables; 0 writes the tables at every commit (docs/storage.md).
+        public var foldS: Int
         public var retentionDays: Int
         /// 0 = no cap.
         public var maxBytes: Int
@@ -146,7 +149,7 @@ extension AgentConfig {
             hr: HeartRate(
                 transport: .none, topic: "", serialDevice: "", baud: 0, command: [], udpPort: 0, stallTimeoutS: 0, reacquireMaxS: 0,
                 maxLineBytes: 0),
-            store: Store(path: "", synchronous: .full, batchMs: 0, retentionDays: 0, maxBytes: 0),
+            store: Store(path: "", synchronous: .full, batchMs: 0, foldS: 0, retentionDays: 0, maxBytes: 0),
             schedule: Schedule(locationIntervalS: 0, todayIntervalS: 0, statusIntervalS: 0, dailyGraceS: 0),
             query: Query(extraTopics: [], ratePerS: 0, burst: 0, maxReplyBytes: 0, replyTopics: []),
             health: Health(maxHR: 0, restingHR: 0),

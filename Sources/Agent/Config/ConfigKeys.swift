@@ -92,6 +92,7 @@ enum ConfigKeys {
             .string("store", "path", \.store.path, default: "/var/lib/keepalive/keepalive.db"),
             .choice("store", "synchronous", \.store.synchronous, default: AgentConfig.Synchronous.full),
             .int("store", "batch_ms", \.store.batchMs, default: 1000, in: 0...60_000),
+            .int("store", "fold_s", \.store.foldS, default: 60, in: 0...3600),
             .int("store", "retention_days", \.store.retentionDays, default: 365, in: 1...36_500),
             .int("store", "max_bytes", \.store.maxBytes, default: 0, in: 0...Int.max),
         ]

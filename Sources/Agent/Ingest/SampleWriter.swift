@@ -129,13 +129,18 @@ actor SampleWriter: Service, CustomStringConvertible {
         } catch {
             logger.error("samples not stored at shutdown", metadata: ["fixes": "\(fixes.count)", "heart_rates": "\(heartRates.count)", "step_records": "\(steps.count)", "error": "\(error)"])
         }
+        // What the journal holds goes to the tables, for whatever reads the file next.
+        await store.foldForReaders()
     }
 
     private func flush(messages: [OutboxDraft]) async throws {
         defer { resumeWaiting() }
         // Held messages (sent live while the store failed) are queued by the next write.
         let holding = await store.holdsMessages
-        guard !fixes.isEmpty || !heartRates.isEmpty || !steps.isEmpty || !messages.isEmpty || holding else { return }
+        guard !fixes.isEmpty || !heartRates.isEmpty || !steps.isEmpty || !messages.isEmpty || holding else {
+            await store.foldJournalIfDue()
+            return
+        }
         let batchFixes = fixes
         let batchHeartRates = heartRates
         let batchSteps = steps

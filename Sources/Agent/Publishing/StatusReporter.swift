@@ -70,6 +70,7 @@ struct StatusReporter: Service, CustomStringConvertible {
         let retried = await drain.retried
         let pendingSamples = await writer.pendingSamples
         let space = try? await store.space()
+        let journal = await store.journalStatus()
         func age(_ ms: Int64?) -> JSONValue { .number(ms.map { Double(nowMs - $0) / 1000 }, digits: 1) }
         func counts(_ counter: ReasonCounter) -> JSONValue { .object(counter.snapshot.map { ($0.0, .number($0.1)) }) }
         let rest: [(String, JSONValue)] = [
@@ -92,6 +93,11 @@ struct StatusReporter: Service, CustomStringConvertible {
             ("store", .object([
                 ("bytes", .number(space?.fileBytes)), ("free_bytes", .number(space?.freeDiskBytes)),
                 ("pending_samples", .number(pendingSamples)), ("reopened", .number(reopened)),
+                ("journal", .object([
+                    ("enabled", .bool(journal.enabled)), ("pending_windows", .number(journal.pendingWindows)),
+                    ("pending_rows", .number(journal.pendingRows)), ("folds", .number(journal.folds)),
+                    ("folded_rows", .number(journal.foldedRows)),
+                ])),
             ] + (storageError.map { [("error", JSONValue.string($0))] } ?? []))),
             ("clock", .object([("source", .string(clock.source)), ("skew_s", .number(clock.skewS, digits: 3))])),
         ]

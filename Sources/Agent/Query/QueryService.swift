@@ -30,7 +30,15 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
     /// Requests waiting for the store; more are refused as rate-limited.
     static let maximumQueued = 32
 
-    init(config: AgentConfig, client: MQTTClient, settings: AggregateSettings, logger: Logger) {
+    /// Folds the store's ingest journal, so a query reads every committed row; nil where the
+    /// queries read a file no agent writes.
+    private let foldJournal: (@Sendable () async -> Void)?
+
+    init(
+        config: AgentConfig, client: MQTTClient, settings: AggregateSettings, foldJournal: (@Sendable () async -> Void)? = nil,
+        logger: Logger
+    ) {
+        self.foldJournal = foldJournal
         let root = config.topicRoot
         filters = ["\(root)/selection/date"] + config.query.extraTopics
         replies = ReplyPublisher(client: client, kind: "query", logger: logger)
@@ -82,6 +90,7 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
                     to: route.topic, correlationData: correlation, qos: qos)
             }
             engineQueue.async { [self] in
+                waitForFold()
                 let reply = engine.engine.answer(request, now: Date())
                 send(reply, to: route.topic, correlationData: correlation, qos: qos)
                 waiting.decrement()
@@ -93,6 +102,21 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
         try? await gracefulShutdown()
         // Requests already accepted are answered while the connection is still up.
         engineQueue.sync {}
+    }
+
+    /// On the engine queue (its own thread, not Swift's task pool): the rows the writer still
+    /// holds in its journal go to the tables first — a few milliseconds when there are any.
+    /// A store that does not answer within 5 s (wedged) leaves the query to the tables as they are.
+    private func waitForFold() {
+        guard let foldJournal else { return }
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            await foldJournal()
+            done.signal()
+        }
+        if done.wait(timeout: .now() + 5) == .timedOut {
+            logger.warning("the store did not fold its journal for a query in 5 s; answering from the tables")
+        }
     }
 
     /// Replies go out with the request's QoS. A QoS 0 request gets a QoS 0 reply: no PUBACK from

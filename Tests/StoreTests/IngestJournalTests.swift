@@ -1,0 +1,202 @@
+import Foundation
+import Testing
+import TestKit
+
+@testable import Store
+
+/// The ingest journal (schema 7, docs/storage.md): windows wait in a ring of one-page slots and
+/// are folded into the tables; nothing is lost or doubled on the way, whatever comes in between.
+@Suite("Ingest journal")
+struct IngestJournalTests {
+    static let start: Int64 = 1_764_000_000_000  // 2025-11-24T16:00Z
+
+    func fix(_ second: Int64) -> StoredFix {
+        let time = Self.start + second * 1000
+        return StoredFix(
+            timeMs: time, receivedMs: time + 20, lat: 52.5 + Double(second) * 1e-5, lon: 13.4, altHAE: 40, altMSL: nil, speed: 1.2,
+            track: 90, climb: nil, eph: 3.5, epv: nil, mode: 3, satellites: 9, timeSource: "gps")
+    }
+
+    func heartRate(_ second: Int64, sensor: String = "AA:BB:CC:DD:EE:FF") -> StoredHeartRate {
+        let time = Self.start + second * 1000
+        return StoredHeartRate(
+            sensor: sensor, timeMs: time, receivedMs: time + 5, bpm: 60 + Int(second % 40), contact: 2, energyKJ: second == 3 ? 12 : nil,
+            valid: second != 4, raw: [0x16, UInt8(60 + second % 40), 0x11, 0x04], rrIntervals: [1041, 998])
+    }
+
+    /// A store with the journal on and its fold an hour away: the tests fold when they mean to.
+    struct JournaledStore {
+        let directory: TemporaryDirectory
+        let path: String
+        let store: Store
+
+        init() throws {
+            directory = try TemporaryDirectory()
+            path = directory.file("k.db")
+            store = try Store(path: path, journalFoldAfter: .seconds(3600))
+        }
+    }
+
+    func stepWindow(_ second: Int64) -> StoredStepRecord {
+        let time = Self.start + second * 1000
+        return StoredStepRecord(sensor: "strap", firstSampleMs: time, lastSampleMs: time + 59_980, receivedMs: time + 60_000, coveredMs: 60_000, steps: 88)
+    }
+
+    @Test("a window's rows come back from its slot exactly; one too large for a slot does not encode")
+    func codecRoundTrip() throws {
+        var entry = JournalEntry(seq: 42, fixes: [fix(1), fix(2)], heartRates: [heartRate(3), heartRate(4)], steps: [stepWindow(5)])
+        entry.steps.append(StoredStepRecord(sensor: "pod", timeMs: Self.start, receivedMs: Self.start + 3, rsc: [0x02, 0x80, 0x02, 0xAA]))
+        let body = try #require(entry.encode())
+        #expect(body.count == JournalEntry.bodySize)
+        #expect(JournalEntry.decode(body) == entry)
+        let tenHertz = JournalEntry(seq: 1, fixes: [fix(1)], heartRates: (0..<10).map { heartRate($0) })
+        #expect(tenHertz.encode() == nil)
+        #expect(JournalEntry.decode([1, 2, 3]) == nil)
+    }
+
+    @Test("rows in the journal are read by the writer (it folds first), by another connection only once folded")
+    func readersSeeFoldedRows() async throws {
+        let opened = try JournaledStore()
+        defer { withExtendedLifetime(opened) {} }
+        let (path, store) = (opened.path, opened.store)
+        for second in Int64(0)..<10 { try await store.write(fixes: [fix(second)], heartRates: [heartRate(second)]) }
+        let reader = try StoreReader(path: path)
+        #expect(try reader.snapshot { try reader.rows(after: RowCursor(), limit: 100).fixes.count } == 0)
+        #expect(await store.journalStatus().pendingWindows == 10)
+        await store.foldForReaders()
+        let rows = try reader.snapshot { try reader.rows(after: RowCursor(), limit: 100) }
+        #expect(rows.fixes == (0..<10).map { fix($0) })
+        #expect(rows.heartRates == (0..<10).map { heartRate($0) })
+        #expect(await store.journalStatus() == JournalStatus(enabled: true, pendingWindows: 0, pendingRows: 0, folds: 1, foldedRows: 20))
+    }
+
+    @Test("a replay is recognised whether its rows are still in the journal or already folded")
+    func duplicates() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("k.db"), journalFoldAfter: .seconds(3600))
+        let first = try await store.write(fixes: [fix(1), fix(1)], heartRates: [heartRate(1)], steps: [stepWindow(1)])
+        #expect((first.fixesInserted, first.heartRatesInserted, first.stepRecordsInserted) == (1, 1, 1))
+        let pending = try await store.write(fixes: [fix(1)], heartRates: [heartRate(1)], steps: [stepWindow(1)])
+        #expect((pending.fixesInserted, pending.heartRatesInserted, pending.stepRecordsInserted) == (0, 0, 0))
+        await store.foldForReaders()
+        let folded = try await store.write(fixes: [fix(1), fix(2)], heartRates: [heartRate(1)], steps: [stepWindow(1)])
+        #expect((folded.fixesInserted, folded.heartRatesInserted, folded.stepRecordsInserted) == (1, 0, 0))
+        #expect(try await store.fixes(fromMs: Self.start, toMs: Self.start + 10_000).count == 2)
+        #expect(try await store.heartRates(fromMs: Self.start, toMs: Self.start + 10_000).count == 1)
+        #expect(try await store.stepRecords(fromMs: Self.start, toMs: Self.start + 10_000).count == 1)
+    }
+
+    @Test("what a crash leaves in the ring is folded at the next start, once; the ring goes on after it")
+    func crashLeftovers() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("k.db")
+        do {
+            let store = try Store(path: path, journalFoldAfter: .seconds(3600))
+            // Round the ring more than once: folds when full, the rest left unfolded.
+            for second in Int64(0)..<Int64(IngestJournal.slots + 30) {
+                try await store.write(fixes: [fix(second)], heartRates: [heartRate(second)])
+            }
+            // The 129th found the ring full: folded, and written to the tables itself.
+            #expect(await store.journalStatus().pendingWindows == 29)
+            // Dropped without a fold, as a SIGKILL leaves it: the windows committed, not folded.
+        }
+        let reopened = try Store(path: path, journalFoldAfter: .seconds(3600))
+        let count = Int64(IngestJournal.slots + 30)
+        try await reopened.write(fixes: [fix(count)], heartRates: [heartRate(count)])
+        #expect(try await reopened.fixes(fromMs: Self.start, toMs: .max) == (0...count).map { fix($0) })
+        #expect(try await reopened.heartRates(fromMs: Self.start, toMs: .max).count == Int(count) + 1)
+        // A third start finds nothing new to fold: the marker moved on.
+        let third = try Store(path: path, journalFoldAfter: .seconds(3600))
+        #expect(try await third.fixes(fromMs: Self.start, toMs: .max).count == Int(count) + 1)
+        #expect(await third.journalStatus().folds == 0)
+    }
+
+    @Test("a window for a day with a stored aggregate goes to the tables at once and makes it stale in the same commit")
+    func lateRowsForAnAggregatedDay() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("k.db"), dayTimeZone: TimeZone(identifier: "UTC")!, journalFoldAfter: .seconds(3600))
+        let day = LocalDay(containing: Date(timeIntervalSince1970: Double(Self.start) / 1000), timeZone: TimeZone(identifier: "UTC")!)
+        try await store.saveDayAggregate(
+            StoredDayAggregate(date: day.description, tz: "UTC", payload: "{}", final: true, updatedMs: 1),
+            builtUpTo: try await store.rowCursor(), dayMs: day.boundsMs)
+        try await store.write(fixes: [fix(1)])
+        #expect(await store.journalStatus().pendingWindows == 0)
+        #expect(try await store.dayAggregate(date: day.description)?.isStale == true)
+        // The next day has no aggregate: its rows wait in the journal.
+        try await store.write(fixes: [fix(86_400)])
+        #expect(await store.journalStatus().pendingWindows == 1)
+    }
+
+    @Test("a window too large for a slot folds the journal and goes to the tables in order")
+    func largeWindowGoesDirect() async throws {
+        let opened = try JournaledStore()
+        defer { withExtendedLifetime(opened) {} }
+        let (path, store) = (opened.path, opened.store)
+        try await store.write(fixes: [fix(0)])
+        try await store.write(heartRates: (1..<200).map { heartRate($0) })
+        #expect(await store.journalStatus().pendingWindows == 0)
+        let rows = try StoreReader(path: path).rows(after: RowCursor(), limit: 1000)
+        #expect(rows.fixes.count == 1 && rows.heartRates.count == 199)
+    }
+
+    @Test("a fold that is due happens in the next write, or with no write when the writer asks")
+    func foldWhenDue() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("k.db"), journalFoldAfter: .milliseconds(1))
+        try await store.write(fixes: [fix(0)])
+        #expect(await store.journalStatus().pendingWindows == 1)
+        try await Task.sleep(for: .milliseconds(5))
+        try await store.write(fixes: [fix(1)])
+        #expect(await store.journalStatus() == JournalStatus(enabled: true, pendingWindows: 0, pendingRows: 0, folds: 1, foldedRows: 1))
+        let quiet = try Store(path: directory.file("q.db"), journalFoldAfter: .milliseconds(1))
+        try await quiet.write(fixes: [fix(0)])
+        try await Task.sleep(for: .milliseconds(5))
+        await quiet.foldJournalIfDue()
+        #expect(await quiet.journalStatus().pendingWindows == 0)
+    }
+
+    @Test("with the journal on, acknowledged messages leave the outbox with the next fold: never sent again, not counted as pending")
+    func acknowledgementsWaitForTheFold() async throws {
+        let opened = try JournaledStore()
+        defer { withExtendedLifetime(opened) {} }
+        let (path, store) = (opened.path, opened.store)
+        let drafts = (0..<5).map { index in OutboxDraft(topic: "t/\(index)", retain: false) { seq in Array("{\"seq\":\(seq)}".utf8) } }
+        try await store.write(fixes: [fix(0)], messages: drafts)
+        let queued = try await store.pendingMessages(afterID: 0, limit: 10)
+        try await store.acknowledge(ids: queued.prefix(3).map(\.id))
+        #expect(try await store.pendingMessages(afterID: 0, limit: 10).map(\.topic) == ["t/3", "t/4"])
+        // A drain starting again from the oldest gets a full page past the acknowledged rows.
+        #expect(try await store.pendingMessages(afterID: 0, limit: 2).map(\.topic) == ["t/3", "t/4"])
+        #expect(try await store.outboxSummary().pending == 2)
+        let rows = { try SQLiteConnection(path: path, readOnly: true).scalarInt("SELECT count(*) FROM outbox") }
+        #expect(try rows() == 5, "still in the file until the fold")
+        await store.foldForReaders()
+        #expect(try rows() == 2)
+        #expect(try await store.outboxSummary().pending == 2)
+    }
+
+    @Test("messages a previous run left are deleted as soon as they are acknowledged, not at the fold")
+    func acknowledgementsOfAnEarlierRun() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("k.db")
+        do {
+            let store = try Store(path: path, journalFoldAfter: .seconds(3600))
+            try await store.write(fixes: [fix(0)], messages: [OutboxDraft(topic: "t/old", retain: false) { _ in [] }])
+        }
+        let store = try Store(path: path, journalFoldAfter: .seconds(3600))
+        try await store.write(fixes: [fix(1)], messages: [OutboxDraft(topic: "t/new", retain: false) { _ in [] }])
+        let queued = try await store.pendingMessages(afterID: 0, limit: 10)
+        #expect(queued.map(\.topic) == ["t/old", "t/new"])
+        let topics = { () throws -> [String] in
+            let db = try SQLiteConnection(path: path, readOnly: true)
+            let statement = try db.statement("SELECT topic FROM outbox ORDER BY id")
+            var topics: [String] = []
+            while try statement.step() { topics.append(statement.text(0)) }
+            return topics
+        }
+        try await store.acknowledge(ids: [queued[1].id])
+        #expect(try topics() == ["t/old", "t/new"], "this run's message waits for the fold")
+        try await store.acknowledge(ids: [queued[0].id])
+        #expect(try topics().isEmpty, "the earlier run's is deleted at once, with what was waiting")
+    }
+}
