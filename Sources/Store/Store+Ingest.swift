@@ -43,7 +43,7 @@ extension Store {
                         try deleteAcknowledged(acknowledged)
                         foldedNow = true
                     }
-                    result = try insertDirectly(fixes: fixes, heartRates: heartRates, steps: steps)
+                    result = try insertRows(fixes: fixes, heartRates: heartRates, steps: steps)
                 }
                 // Held messages first: their seqs are older than any taken now.
                 for message in held { try enqueue(held: message) }
@@ -69,8 +69,9 @@ extension Store {
         }
     }
 
-    /// The rows into the indexed tables, with their days' aggregates told (schema 4).
-    private func insertDirectly(fixes: [StoredFix], heartRates: [StoredHeartRate], steps: [StoredStepRecord]) throws -> StoreWriteResult {
+    /// The rows into the indexed tables, with their days' aggregates told (schema 4): a window
+    /// that skips the journal, or the journal's windows when folded.
+    func insertRows(fixes: [StoredFix], heartRates: [StoredHeartRate], steps: [StoredStepRecord]) throws -> StoreWriteResult {
         var result = StoreWriteResult()
         var freshness = AggregateFreshness(timeZone: dayTimeZone)
         for fix in fixes {

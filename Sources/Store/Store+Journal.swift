@@ -144,28 +144,10 @@ extension Store {
     @discardableResult
     func fold(_ entries: [JournalEntry]) throws -> Int {
         guard let last = entries.last else { return 0 }
-        var freshness = AggregateFreshness(timeZone: dayTimeZone)
-        var inserted = 0
-        for entry in entries {
-            for fix in entry.fixes {
-                guard let id = try insert(fix) else { continue }
-                freshness.added(fixID: id, timeMs: fix.timeMs)
-                inserted += 1
-            }
-            for sample in entry.heartRates {
-                guard let id = try insert(sample) else { continue }
-                freshness.added(heartRateID: id, timeMs: sample.timeMs)
-                inserted += 1
-            }
-            for record in entry.steps {
-                guard let id = try insert(record) else { continue }
-                freshness.added(stepID: id, timeMs: record.timeMs)
-                inserted += 1
-            }
-        }
-        try freshness.record(in: db)
+        let result = try insertRows(
+            fixes: entries.flatMap(\.fixes), heartRates: entries.flatMap(\.heartRates), steps: entries.flatMap(\.steps))
         try db.statement("UPDATE agent_state SET value = ? WHERE key = 'journal_folded'").bind(.integer(last.seq)).run()
-        return inserted
+        return result.fixesInserted + result.heartRatesInserted + result.stepRecordsInserted
     }
 }
 
