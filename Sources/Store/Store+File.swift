@@ -32,7 +32,7 @@ extension Store {
     /// start again from the oldest (`OutboxDrain.storeReplaced`).
     public func reopen(after problem: StoreFileProblem, now: Date = Date()) async throws -> StoreReopened {
         // The old file's journal into its tables, where the copy below finds the rows.
-        foldBeforeRead()
+        foldForReaders()
         let old = db
         old.keepWALOnClose()
         // The -wal and -shm at the path are the old file's: a new file must not pick them up.

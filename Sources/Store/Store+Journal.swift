@@ -42,7 +42,7 @@ extension Store {
     /// Moves every pending window into the indexed tables, in its own transaction: before a
     /// query, at shutdown, or before reading without a cursor. Nothing to do is free.
     /// Acknowledged outbox rows are deleted in the same commit.
-    public func foldJournal() throws {
+    func foldJournal() throws {
         try loadJournalIfNeeded()
         guard !journal.pending.isEmpty || !acknowledgedUndeleted.isEmpty else { return }
         let acknowledged = acknowledgedUndeleted
@@ -60,23 +60,20 @@ extension Store {
     /// come) are deleted now, in a commit of their own as without the journal.
     public func foldJournalIfDue() {
         guard journalLoaded, journal.isDue(now: .now) || (journal.pending.isEmpty && !acknowledgedUndeleted.isEmpty) else { return }
-        foldBeforeRead()
+        foldForReaders()
     }
 
-    /// Folds before a read that wants every committed row; a fold that fails (disk full) leaves
-    /// the read to answer from the tables as they are.
-    func foldBeforeRead() {
+    /// The journal into the tables for a read that wants every committed row: a query on another
+    /// connection (read your writes), a read here without a cursor, whatever reads the file after
+    /// the agent stops (the command line, `sqlite3`, a backup). A fold that fails (disk full) is
+    /// logged and the reader answers from the tables as they are.
+    public func foldForReaders() {
         do {
             try foldJournal()
         } catch {
             logger.warning("could not fold the ingest journal before a read", metadata: ["error": "\(error)"])
         }
     }
-
-    /// The journal into the tables for a reader on another connection: a query (read your
-    /// writes), or whatever reads the file after the agent stops (the command line, `sqlite3`,
-    /// a backup). A failure is logged and the reader answers from the tables as they are.
-    public func foldForReaders() { foldBeforeRead() }
 
     /// What `status.store.journal` reports.
     public func journalStatus() -> JournalStatus {

@@ -6,7 +6,7 @@ extension Store {
     /// Streams them instead, for a whole day without holding it in memory.
     /// Without a cursor it reads every committed row: the ingest journal is folded first.
     public func forEachFix(fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredFix) throws -> Void) throws {
-        if cursor == nil { foldBeforeRead() }
+        if cursor == nil { foldForReaders() }
         try db.forEachFix(fromMs: fromMs, toMs: toMs, upTo: cursor, body)
     }
 
@@ -20,7 +20,7 @@ extension Store {
     public func forEachHeartRate(
         fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredHeartRate) throws -> Void
     ) throws {
-        if cursor == nil { foldBeforeRead() }
+        if cursor == nil { foldForReaders() }
         try db.forEachHeartRate(fromMs: fromMs, toMs: toMs, upTo: cursor, body)
     }
 
@@ -43,7 +43,7 @@ extension Store {
 
     /// Whether any fix, heart-rate notification or step record lies in `[fromMs, toMs)`.
     public func hasRawData(fromMs: Int64, toMs: Int64) throws -> Bool {
-        foldBeforeRead()
+        foldForReaders()
         return try db.hasRawData(fromMs: fromMs, toMs: toMs)
     }
 

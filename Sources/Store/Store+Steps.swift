@@ -19,7 +19,7 @@ extension Store {
     public func forEachStepRecord(
         fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredStepRecord) throws -> Void
     ) throws {
-        if cursor == nil { foldBeforeRead() }
+        if cursor == nil { foldForReaders() }
         try db.forEachStepRecord(fromMs: fromMs, toMs: toMs, upTo: cursor, body)
     }
 
