@@ -29,6 +29,8 @@ let package = Package(
             providers: [.apt(["libgps-dev"])]),
         // <sys/timex.h>: whether the kernel's clock is synchronised.
         .systemLibrary(name: "CTimex", path: "Sources/CTimex"),
+        // O_DIRECT for the ingest journal's slot writes.
+        .systemLibrary(name: "CDirectIO", path: "Sources/CDirectIO"),
         .systemLibrary(
             name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
@@ -43,7 +45,7 @@ let package = Package(
 
         .target(
             name: "Store",
-            dependencies: ["CSQLite", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["CSQLite", "CDirectIO", .product(name: "Logging", package: "swift-log")]),
         // What every owned loop needs: a thread with a stop and interruptible pauses, backoff, uptime.
         .target(name: "Supervision"),
         .target(

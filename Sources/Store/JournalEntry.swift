@@ -1,9 +1,7 @@
-/// One commit window's rows as one fixed-size slot of the ingest journal (schema 7): the fixes,
-/// heart-rate notifications and step records of the window, packed little-endian.
-///
-/// Fixed size because a slot is rewritten in place: an UPDATE that keeps the row's size changes
-/// exactly one 512-byte page, so a 1 Hz commit appends one WAL frame instead of a leaf of every
-/// table and index the rows belong to (docs/storage.md, "The ingest journal").
+/// One commit window's rows as the body of one fixed-size slot of the ingest journal
+/// (JournalFile.swift): the fixes, heart-rate notifications and step records of the window,
+/// packed little-endian. Schema-7 files kept the same bodies, 464 bytes, in a table; `decode`
+/// reads both (the zero padding is not read).
 ///
 /// Layout: seq (i64; 0 = empty), fix count, heart-rate count, step count (u16 each), then the
 /// rows. Optional numbers are preceded by a presence byte; strings and byte strings by a u16
@@ -15,10 +13,8 @@ struct JournalEntry: Equatable {
     var heartRates: [StoredHeartRate] = []
     var steps: [StoredStepRecord] = []
 
-    /// Bytes of a slot's body: with the 4-byte record header a row is 468 bytes of payload, all
-    /// of it on the leaf (SQLite keeps up to page size − 35 = 477 local), and two rows never share
-    /// a page. Everything assumes 512-byte pages; a file with larger pages writes directly.
-    static let bodySize = 464
+    /// Bytes of a slot's body: a 512-byte slot less its check.
+    static let bodySize = JournalFile.bodySize
 
     var isEmpty: Bool { fixes.isEmpty && heartRates.isEmpty && steps.isEmpty }
 

@@ -147,17 +147,18 @@ enum Schema {
         );
         CREATE INDEX gear_credit_by_gear ON gear_credit (gear_id);
         """,
-        // 7: the ingest journal (Store+Journal.swift, docs/storage.md): a ring of fixed-size
-        // slots, each one 512-byte page rewritten in place by a 1 Hz commit, folded into the
-        // tables above every minute. `journal_folded` is the seq of the last window folded.
+        // 7: the ingest journal (Store+Journal.swift, docs/storage.md). `journal_folded` is the
+        // seq of the last window folded into the tables above. Files made by schema 7 kept the
+        // ring in a table, `ingest_journal` (128 rows `slot INTEGER PRIMARY KEY, body BLOB`);
+        // a new file never has it: the ring is a file of its own since schema 8.
         """
-        CREATE TABLE ingest_journal (
-            slot INTEGER PRIMARY KEY,             -- 0 ..< \(IngestJournal.slots), written round the ring
-            body BLOB NOT NULL                    -- a window's rows, JournalEntry; seq 0 = never written
-        );
-        WITH RECURSIVE slot(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM slot WHERE n + 1 < \(IngestJournal.slots))
-        INSERT INTO ingest_journal (slot, body) SELECT n, zeroblob(\(JournalEntry.bodySize)) FROM slot;
         INSERT INTO agent_state (key, value) VALUES ('journal_folded', 0);
+        """,
+        // 8: the ring moved to `<store>-ingest` (JournalFile.swift). The table's unfolded windows
+        // are folded and the table dropped by the first start (`loadJournalIfNeeded`); the number
+        // keeps a schema-7 binary, which would look for the table, from opening the file.
+        """
+        -- nothing to change here
         """,
     ]
 

@@ -52,6 +52,7 @@ extension Store {
         let since = verifiedCursor
         db = fresh
         journalLoaded = false
+        journalFile = nil
         acknowledgedUndeleted.removeAll()
         outboxLeftByLastRun = (try? db.scalarInt("SELECT coalesce(max(id), 0) FROM outbox")) ?? 0
         fileGeneration += 1

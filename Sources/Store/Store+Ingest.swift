@@ -2,12 +2,16 @@ import Logging
 
 /// Sensor data in: one transaction per write, with the messages that report it.
 extension Store {
-    /// Stores fixes and heart-rate notifications and queues messages, all in one transaction.
-    /// Duplicates (same fix time; same sensor and time) are ignored, so a replay stores nothing.
+    /// Stores fixes and heart-rate notifications and queues messages. Duplicates (same fix time;
+    /// same sensor and time) are ignored, so a replay stores nothing.
     ///
-    /// With the journal on, a window that fits one slot is written there (one page) and the
-    /// tables get it at the next fold; a fold that is due, or a window too large for a slot,
-    /// folds the journal and writes the tables in this same transaction (Store+Journal.swift).
+    /// With the journal on, a window that fits one slot is written there (one page, synced) and
+    /// the tables get it at the next fold; a fold that is due, or a window too large for a slot,
+    /// folds the journal and writes the tables in one transaction (Store+Journal.swift). Messages
+    /// are committed after the rows are stored: in the same transaction when the rows go to the
+    /// tables, in a transaction of their own after the slot's sync when they went to the journal
+    /// — a message is never stored before the samples written with it. When only the messages
+    /// fail, `MessagesNotQueued` says what was stored.
     @discardableResult
     public func write(
         fixes: [StoredFix] = [], heartRates: [StoredHeartRate] = [], steps: [StoredStepRecord] = [], messages: [OutboxDraft] = []
@@ -15,58 +19,66 @@ extension Store {
     {
         try loadJournalIfNeeded()
         let seqBefore = seq
-        let now = ContinuousClock.now
-        var journaled: JournalEntry?
+        let hasRows = !fixes.isEmpty || !heartRates.isEmpty || !steps.isEmpty
+        var result = StoreWriteResult()
+        var journaled = false
+        if let journalFile, hasRows, !journal.isDue(now: .now) {
+            let unseen = try unseenRows(fixes: fixes, heartRates: heartRates, steps: steps)
+            if unseen.isEmpty {
+                journaled = true
+            } else if try mayJournal(unseen), let body = unseen.encode() {
+                try writeSlot(body, to: journalFile)
+                journal.append(unseen, now: .now)
+                journaled = true
+            }
+            if journaled {
+                result.fixesInserted = unseen.fixes.count
+                result.heartRatesInserted = unseen.heartRates.count
+                result.stepRecordsInserted = unseen.steps.count
+            }
+        }
+        let toTables = hasRows && !journaled
+        guard toTables || !messages.isEmpty || !held.isEmpty else { return result }
         var foldedNow = false
         let acknowledged = acknowledgedUndeleted
         do {
-            let result = try db.transaction {
-                var result = StoreWriteResult()
-                let hasRows = !fixes.isEmpty || !heartRates.isEmpty || !steps.isEmpty
-                if journalEnabled, hasRows, !journal.isDue(now: now) {
-                    let unseen = try unseenRows(fixes: fixes, heartRates: heartRates, steps: steps)
-                    if unseen.isEmpty {
-                        journaled = unseen
-                    } else if try mayJournal(unseen), let body = unseen.encode() {
-                        try writeSlot(body)
-                        journaled = unseen
-                    }
-                    if let journaled {
-                        result.fixesInserted = journaled.fixes.count
-                        result.heartRatesInserted = journaled.heartRates.count
-                        result.stepRecordsInserted = journaled.steps.count
-                    }
-                }
-                if journaled == nil, hasRows {
+            let seqs = try db.transaction {
+                if toTables {
                     if !journal.pending.isEmpty {
                         try fold(journal.pending)
                         try deleteAcknowledged(acknowledged)
                         foldedNow = true
                     }
-                    result = try insertRows(fixes: fixes, heartRates: heartRates, steps: steps)
+                    let inserted = try insertRows(fixes: fixes, heartRates: heartRates, steps: steps)
+                    result.fixesInserted = inserted.fixesInserted
+                    result.heartRatesInserted = inserted.heartRatesInserted
+                    result.stepRecordsInserted = inserted.stepRecordsInserted
                 }
+                var seqs: [Int64] = []
                 // Held messages first: their seqs are older than any taken now.
                 for message in held { try enqueue(held: message) }
-                for message in messages { result.seqs.append(try enqueue(message)) }
+                for message in messages { seqs.append(try enqueue(message)) }
                 if !messages.isEmpty || !held.isEmpty {
                     try db.statement("UPDATE agent_state SET value = ? WHERE key = 'seq'").bind(.integer(seq)).run()
                 }
-                return result
+                return seqs
             }
-            if foldedNow {
-                journal.folded()
-                acknowledgedUndeleted.subtract(acknowledged)
-            }
-            if let journaled, !journaled.isEmpty { journal.append(journaled, now: now) }
-            if !held.isEmpty {
-                logger.notice("queued the messages held while the store could not be written", metadata: ["seqs": "\(held.map(\.seq))"])
-                held.removeAll()
-            }
-            return result
+            result.seqs = seqs
         } catch {
             seq = seqBefore
+            // The rows are in the ring: a retry would find them there and count them as replays.
+            if journaled { throw MessagesNotQueued(stored: result, underlying: error) }
             throw error
         }
+        if foldedNow {
+            journal.folded()
+            acknowledgedUndeleted.subtract(acknowledged)
+        }
+        if !held.isEmpty {
+            logger.notice("queued the messages held while the store could not be written", metadata: ["seqs": "\(held.map(\.seq))"])
+            held.removeAll()
+        }
+        return result
     }
 
     /// The rows into the indexed tables, with their days' aggregates told (schema 4): a window

@@ -1,42 +1,99 @@
 import Foundation
 
-/// The ingest journal (schema 7; docs/storage.md, "The ingest journal"): at 1 Hz a commit window
-/// is written as one fixed-size slot of `ingest_journal`, rewritten in place — one 512-byte page,
-/// one WAL frame — instead of a leaf of each of the six b-trees its rows belong to. Every
-/// `foldAfter` (and before anything reads the rows without a cursor) the pending windows are
-/// folded into the indexed tables in one transaction. A window that does not fit a slot (a
-/// backlog, a 10 Hz strap) folds the journal and goes to the tables in the same transaction.
+/// The ingest journal (docs/storage.md, "The ingest journal"): at 1 Hz a commit window is
+/// written as one fixed-size slot of a ring in a file of its own (`<store>-ingest`,
+/// JournalFile.swift) — one 4 KiB page of the card, and no SQLite commit at all — instead of a
+/// leaf of each of the six b-trees its rows belong to. Every `foldAfter` (and before anything
+/// reads the rows without a cursor) the pending windows are folded into the indexed tables in
+/// one transaction. A window that does not fit a slot (a backlog, a 10 Hz strap) folds the
+/// journal and goes to the tables in the same transaction.
 ///
-/// Durability is the same: a window is stored once its slot's commit is synced, and a crash
-/// leaves the slots, which the next start folds. Readers of the tables — `rows(after:)`, the
+/// Durability is the same: a window is stored once its slot is synced, and a crash leaves the
+/// slots, which the next start folds (`agent_state.journal_folded` is the seq of the last window
+/// folded: slots at or below it are spent). Readers of the tables — `rows(after:)`, the
 /// `StoreReader` of queries and the command line — see a window once it is folded; a query asks
-/// for a fold first (`foldJournal`), so it still answers with every committed row.
+/// for a fold first (`foldForReaders`), so it still answers with every committed row.
 extension Store {
     /// Reads the ring of the file now open, once: where it stands, and the windows a crash left
-    /// unfolded, which are folded now.
+    /// unfolded, which are folded now — from `<store>-ingest` and, once, from the `ingest_journal`
+    /// table a schema-7 file kept them in (dropped after). With the journal off the file is only
+    /// read, if it is there. A ring that cannot be opened (another agent holds it, a read-only
+    /// directory) leaves the journal off for this file: windows go to the tables, logged.
     func loadJournalIfNeeded() throws {
         guard !journalLoaded else { return }
         let folded = try db.scalarInt("SELECT value FROM agent_state WHERE key = 'journal_folded'") ?? 0
-        var leftovers: [(slot: Int, entry: JournalEntry)] = []
-        var newest: (slot: Int, seq: Int64)?
-        let statement = try db.statement("SELECT slot, body FROM ingest_journal")
-        while try statement.step() {
-            let slot = Int(statement.int64(0))
-            guard let entry = JournalEntry.decode(statement.blob(1)) else {
-                logger.error("an ingest journal slot cannot be read; its rows are lost", metadata: ["slot": "\(slot)"])
-                continue
+        var found: [(slot: Int, entry: JournalEntry)] = []
+        journalFile = nil
+        let filePath = Self.journalPath(of: path)
+        if journalEnabled || FileManager.default.fileExists(atPath: filePath) {
+            do {
+                let file = try JournalFile(path: filePath, slots: IngestJournal.slots, syncsEachWrite: synchronous != "normal")
+                let contents = try file.read()
+                for (slot, body) in contents.bodies {
+                    guard let entry = JournalEntry.decode(body) else {
+                        logger.error("an ingest journal slot passed its check but cannot be read; its rows are lost", metadata: ["slot": "\(slot)"])
+                        continue
+                    }
+                    if entry.seq > 0 { found.append((contents.isRing ? slot : -1, entry)) }
+                }
+                // Made (again) only after its windows were read: they are folded below either way.
+                if !contents.isRing { try file.make() }
+                if journalEnabled { journalFile = file }
+            } catch {
+                logger.error("cannot use the ingest journal file; windows go to the tables directly", metadata: ["error": "\(error)"])
             }
-            if entry.seq > (newest?.seq ?? 0) { newest = (slot, entry.seq) }
-            if entry.seq > folded { leftovers.append((slot, entry)) }
         }
+        let hadTable = try legacyJournalExists()
+        let legacy = hadTable ? try legacyJournalEntries() : []
+        let newestSlot = found.filter { $0.slot >= 0 }.max { $0.entry.seq < $1.entry.seq }?.slot ?? -1
         var fresh = IngestJournal(foldAfter: journal.foldAfter)
-        if let newest { fresh.resume(afterSlot: newest.slot, seq: max(newest.seq, folded)) }
+        fresh.resume(afterSlot: newestSlot, seq: max(folded, (found.map(\.entry) + legacy).map(\.seq).max() ?? 0))
         journal = fresh
+        let entries = (found.map(\.entry) + legacy).filter { $0.seq > folded }.sorted { $0.seq < $1.seq }
+        // Loaded once the leftovers are in the tables: while the fold fails (a full disk at
+        // boot) every write tries again and fails, so no new window overwrites their slots.
+        guard !entries.isEmpty || hadTable else {
+            journalLoaded = true
+            return
+        }
+        let rows = try db.transaction {
+            let rows = try fold(entries)
+            if hadTable { try db.execute("DROP TABLE ingest_journal") }
+            return rows
+        }
         journalLoaded = true
-        guard !leftovers.isEmpty else { return }
-        let entries = leftovers.sorted { $0.entry.seq < $1.entry.seq }.map(\.entry)
-        let rows = try db.transaction { try fold(entries) }
-        logger.notice("folded the ingest journal left by the last run", metadata: ["windows": "\(entries.count)", "rows": "\(rows)"])
+        if !entries.isEmpty {
+            logger.notice("folded the ingest journal left by the last run", metadata: ["windows": "\(entries.count)", "rows": "\(rows)"])
+        }
+    }
+
+    /// `<store>-ingest`: the ring of the store at `storePath`.
+    static func journalPath(of storePath: String) -> String { storePath + "-ingest" }
+
+    /// The windows the next start would fold, read from a stopped (or killed) agent's files
+    /// without touching them: the ring's checked slots past `journal_folded`.
+    static func unfoldedJournalEntries(storePath: String) throws -> [JournalEntry] {
+        let db = try SQLiteConnection(path: storePath, readOnly: true)
+        let folded = try db.scalarInt("SELECT value FROM agent_state WHERE key = 'journal_folded'") ?? 0
+        guard let bytes = FileManager.default.contents(atPath: journalPath(of: storePath)) else { return [] }
+        return JournalFile.checkedBodies(Array(bytes)).compactMap { JournalEntry.decode($0.body) }.filter { $0.seq > folded }
+    }
+
+    /// Whether the file still has the table schema 7 kept the ring in.
+    private func legacyJournalExists() throws -> Bool {
+        try db.scalarInt("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'ingest_journal'") == 1
+    }
+
+    /// The windows in the `ingest_journal` table of a file written by schema 7 (before the ring
+    /// had a file of its own): folded with the file's at the first start, then the table goes.
+    private func legacyJournalEntries() throws -> [JournalEntry] {
+        var entries: [JournalEntry] = []
+        let statement = try db.statement("SELECT body FROM ingest_journal")
+        defer { statement.reset() }
+        while try statement.step() {
+            if let entry = JournalEntry.decode(statement.blob(0)), entry.seq > 0 { entries.append(entry) }
+        }
+        return entries
     }
 
     /// Moves every pending window into the indexed tables, in its own transaction: before a
@@ -78,7 +135,7 @@ extension Store {
     /// What `status.store.journal` reports.
     public func journalStatus() -> JournalStatus {
         JournalStatus(
-            enabled: journalEnabled, pendingWindows: journal.pending.count, pendingRows: journal.pendingRows, folds: journal.folds,
+            enabled: journalEnabled && (journalFile != nil || !journalLoaded), pendingWindows: journal.pending.count, pendingRows: journal.pendingRows, folds: journal.folds,
             foldedRows: journal.foldedRows)
     }
 
@@ -131,9 +188,9 @@ extension Store {
             && entry.steps.allSatisfy { $0.timeMs >= floor }
     }
 
-    /// Writes `body` (an encoded window) to the ring's next slot: one page changed.
-    func writeSlot(_ body: [UInt8]) throws {
-        try db.statement("UPDATE ingest_journal SET body = ? WHERE slot = ?").bind(.blob(body), .integer(Int64(journal.nextSlot))).run()
+    /// Writes `body` (an encoded window) to the ring's next slot, durably: one 4 KiB page.
+    func writeSlot(_ body: [UInt8], to file: JournalFile) throws {
+        try file.write(slot: journal.nextSlot, body: body)
     }
 
     /// Inserts the windows' rows into the indexed tables and records the last seq folded; the

@@ -19,8 +19,9 @@ public enum StoreError: Error, CustomStringConvertible {
 /// The agent's SQLite store: fixes, heart-rate notifications, daily aggregates, agent state and
 /// the durable outbox, in one WAL-mode file.
 ///
-/// An actor: one writer connection, used by one task at a time. Every write is one transaction,
-/// so a message in the outbox is committed together with the data it reports, or not at all.
+/// An actor: one writer connection, used by one task at a time. A message in the outbox is
+/// committed together with the data it reports, or after it when the data went to the ingest
+/// journal — never before it.
 ///
 /// This file holds its state and opening; each concern is an extension of its own:
 /// Store+Integrity, +Ingest, +Journal, +Outbox, +HeldMessages, +Reads, +Steps, +Retention, +File.
@@ -76,6 +77,8 @@ public actor Store {
     var journal: IngestJournal
     /// The ring of the file now open has been read (`loadJournalIfNeeded`).
     var journalLoaded = false
+    /// The ring's file, open while the journal is on and usable (nil: windows go to the tables).
+    var journalFile: JournalFile?
     /// Outbox rows the broker acknowledged, deleted with the next fold rather than in a commit of
     /// their own (with the journal on; Store+Outbox.swift). Never sent again meanwhile.
     var acknowledgedUndeleted: Set<Int64> = []

@@ -4,8 +4,8 @@ import TestKit
 
 @testable import Store
 
-/// The ingest journal (schema 7, docs/storage.md): windows wait in a ring of one-page slots and
-/// are folded into the tables; nothing is lost or doubled on the way, whatever comes in between.
+/// The ingest journal (docs/storage.md): windows wait in a ring of 512-byte slots in
+/// `<store>-ingest` and are folded into the tables; nothing is lost or doubled on the way, whatever comes in between.
 @Suite("Ingest journal")
 struct IngestJournalTests {
     static let start: Int64 = 1_764_000_000_000  // 2025-11-24T16:00Z
@@ -49,8 +49,9 @@ struct IngestJournalTests {
         let body = try #require(entry.encode())
         #expect(body.count == JournalEntry.bodySize)
         #expect(JournalEntry.decode(body) == entry)
-        let tenHertz = JournalEntry(seq: 1, fixes: [fix(1)], heartRates: (0..<10).map { heartRate($0) })
-        #expect(tenHertz.encode() == nil)
+        // A 10 Hz strap's window fits; a backlog's hundred notifications do not.
+        #expect(JournalEntry(seq: 1, fixes: [fix(1)], heartRates: (0..<10).map { heartRate($0) }).encode() != nil)
+        #expect(JournalEntry(seq: 1, fixes: [fix(1)], heartRates: (0..<100).map { heartRate($0) }).encode() == nil)
         #expect(JournalEntry.decode([1, 2, 3]) == nil)
     }
 
@@ -199,4 +200,103 @@ struct IngestJournalTests {
         try await store.acknowledge(ids: [queued[0].id])
         #expect(try topics().isEmpty, "the earlier run's is deleted at once, with what was waiting")
     }
+
+    /// A store whose ring holds one window per second of `seconds`, dropped without a fold (as a
+    /// SIGKILL leaves it), its ring file then changed by `damage`; opened again, and one more
+    /// window written at `seconds.upperBound`. The fix times it then has, and the ring's size.
+    func reopenedAfterDamagingTheRing(_ seconds: Range<Int64>, _ damage: (FileHandle) throws -> Void) async throws -> (times: [Int64], ringSize: Int?) {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("k.db")
+        do {
+            let store = try Store(path: path, journalFoldAfter: .seconds(3600))
+            for second in seconds { try await store.write(fixes: [fix(second)]) }
+        }
+        let ring = Store.journalPath(of: path)
+        let handle = try #require(FileHandle(forUpdatingAtPath: ring))
+        try damage(handle)
+        try handle.close()
+        let store = try Store(path: path, journalFoldAfter: .seconds(3600))
+        try await store.write(fixes: [fix(seconds.upperBound)])
+        let times = try await store.fixes(fromMs: Self.start, toMs: .max).map { ($0.timeMs - Self.start) / 1000 }
+        return (times, try FileManager.default.attributesOfItem(atPath: ring)[.size] as? Int)
+    }
+
+    @Test("a slot that fails its check (torn by a power cut, or damaged) is skipped at the next start; the other windows are folded")
+    func tornSlotIsSkipped() async throws {
+        let reopened = try await reopenedAfterDamagingTheRing(0..<10) { handle in
+            // Slot 3's last bytes as a write cut short would leave them: its check no longer holds.
+            try handle.seek(toOffset: UInt64(3 * JournalFile.slotSize + 300))
+            handle.write(Data(repeating: 0xFF, count: 2000))
+        }
+        #expect(reopened.times == [0, 1, 2] + Array(4...10))
+    }
+
+    @Test("a ring file of another size (another version's, a copy cut short) is read, its windows folded, then made again")
+    func ringOfAnotherSize() async throws {
+        let reopened = try await reopenedAfterDamagingTheRing(0..<5) { try $0.truncate(atOffset: UInt64(3 * JournalFile.slotSize)) }
+        #expect(reopened.times == [0, 1, 2, 5])
+        #expect(reopened.ringSize == IngestJournal.slots * JournalFile.slotSize)
+    }
+
+    @Test("a schema-7 file's ring, a table then, is folded at the first start and the table dropped; the seqs go on after it")
+    func schema7TableIsFoldedAndDropped() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("k.db")
+        do { _ = try Store(path: path) }
+        do {
+            // The file as schema 7 left it: five windows in the table, the first two folded.
+            let db = try SQLiteConnection(path: path)
+            try db.execute("CREATE TABLE ingest_journal (slot INTEGER PRIMARY KEY, body BLOB NOT NULL)")
+            for seq in Int64(1)...5 {
+                let body = try #require(JournalEntry(seq: seq, fixes: [fix(seq)], heartRates: [heartRate(seq)]).encode())
+                try db.statement("INSERT INTO ingest_journal (slot, body) VALUES (?, ?)").bind(.integer(seq - 1), .blob(Array(body.prefix(464)))).run()
+            }
+            try db.execute("UPDATE agent_state SET value = 2 WHERE key = 'journal_folded'; PRAGMA user_version = 7")
+        }
+        let store = try Store(path: path, journalFoldAfter: .seconds(3600))
+        try await store.write(fixes: [fix(6)])
+        #expect(try await store.fixes(fromMs: Self.start, toMs: .max).map(\.timeMs) == [3, 4, 5, 6].map { Self.start + $0 * 1000 })
+        #expect(try await store.heartRates(fromMs: Self.start, toMs: .max).map(\.timeMs) == [3, 4, 5].map { Self.start + $0 * 1000 })
+        let db = try SQLiteConnection(path: path, readOnly: true)
+        #expect(try db.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'ingest_journal'") == 0)
+        #expect(try db.scalarInt("PRAGMA user_version") == Int64(Schema.latestVersion))
+        let ring = try #require(FileManager.default.contents(atPath: Store.journalPath(of: path)))
+        #expect(JournalFile.checkedBodies(Array(ring)).compactMap { JournalEntry.decode($0.body)?.seq } == [6], "the ring's seqs continue after the table's")
+    }
+
+    @Test("a second store on the same file cannot take the ring (another agent): its windows go to the tables, nothing is lost")
+    func secondWriterWritesTheTables() async throws {
+        let opened = try JournaledStore()
+        try await opened.store.write(fixes: [fix(0)])
+        let second = try Store(path: opened.path, journalFoldAfter: .seconds(3600))
+        try await second.write(fixes: [fix(1)])
+        #expect(await second.journalStatus().enabled == false)
+        #expect(await opened.store.journalStatus().pendingWindows == 1)
+        #expect(try await second.fixes(fromMs: Self.start, toMs: .max).map(\.timeMs) == [Self.start + 1000], "the other's window is still in its ring")
+        await opened.store.foldForReaders()
+        #expect(try await second.fixes(fromMs: Self.start, toMs: .max).count == 2)
+    }
+
+    @Test("a window stored in the ring whose messages cannot be queued (read-only file) is reported stored, not replayed; the messages fail")
+    func messagesFailAfterTheRing() async throws {
+        let opened = try JournaledStore()
+        let store = opened.store
+        try await store.write(fixes: [fix(0)])
+        try await store.executeForTest("PRAGMA query_only = ON")
+        let draft = OutboxDraft(topic: "t/location", retain: false) { _ in [] }
+        await #expect(throws: MessagesNotQueued.self) { try await store.write(fixes: [fix(1)], messages: [draft]) }
+        do {
+            try await store.write(fixes: [fix(2)], messages: [draft])
+        } catch let partial as MessagesNotQueued {
+            #expect(partial.stored.fixesInserted == 1, "the fix is in the ring")
+        }
+        try await store.executeForTest("PRAGMA query_only = OFF")
+        #expect(try await store.pendingMessages(afterID: 0, limit: 10).isEmpty)
+        #expect(try await store.fixes(fromMs: Self.start, toMs: .max).map(\.timeMs) == [0, 1, 2].map { Self.start + $0 * 1000 })
+    }
+}
+
+extension Store {
+    /// SQL on the writer connection (tests only).
+    func executeForTest(_ sql: String) throws { try db.execute(sql) }
 }

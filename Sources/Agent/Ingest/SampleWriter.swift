@@ -150,8 +150,13 @@ actor SampleWriter: Service, CustomStringConvertible {
         committing.fixes += batchFixes.count
         committing.bridge += batchHeartRates.count + batchSteps.count
         let written: Result<StoreWriteResult, any Error>
+        var messagesFailed: (any Error)?
         do {
             written = .success(try await store.write(fixes: batchFixes, heartRates: batchHeartRates, steps: batchSteps, messages: messages))
+        } catch let partial as MessagesNotQueued {
+            // The samples are stored (the ingest journal); only the messages are not.
+            written = .success(partial.stored)
+            messagesFailed = partial.underlying
         } catch {
             written = .failure(error)
         }
@@ -162,17 +167,20 @@ actor SampleWriter: Service, CustomStringConvertible {
             counters.gpsDropped.count(IngestCounters.GPSDrop.duplicate, batchFixes.count - result.fixesInserted)
             counters.heartRateDropped.count(IngestCounters.HeartRateDrop.duplicate, batchHeartRates.count - result.heartRatesInserted)
             counters.heartRateDropped.count(IngestCounters.HeartRateDrop.duplicate, batchSteps.count - result.stepRecordsInserted)
+            if let messagesFailed { throw messagesFailed }
             if lastError != nil {
                 logger.notice("storing works again")
                 lastError = nil
                 await board.update(storageError: nil)
             }
         } catch {
-            // Put the batch back in front of anything that arrived meanwhile.
-            fixes = batchFixes + fixes
-            heartRates = batchHeartRates + heartRates
-            steps = batchSteps + steps
-            trimFixes()
+            if messagesFailed == nil {
+                // Put the batch back in front of anything that arrived meanwhile.
+                fixes = batchFixes + fixes
+                heartRates = batchHeartRates + heartRates
+                steps = batchSteps + steps
+                trimFixes()
+            }
             if lastError == nil { logger.error("cannot store; keeping samples in memory and retrying", metadata: ["error": "\(error)"]) }
             lastError = "\(error)"
             await board.update(storageError: lastError)

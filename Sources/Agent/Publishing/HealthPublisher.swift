@@ -31,6 +31,8 @@ actor HealthPublisher: Service, CustomStringConvertible {
     /// Finished days that got late rows (or open days that got rows out of order).
     private var staleDays: Set<LocalDay> = []
     private var lastToday: (text: String, at: ContinuousClock.Instant)?
+    /// When the ingest journal was last folded for `health/today` (see `tick`).
+    private var lastFoldForToday: ContinuousClock.Instant?
     private var lastDaily: [LocalDay: ContinuousClock.Instant] = [:]
     /// The step anomalies last logged per day, so each is logged when it grows, not every tick.
     private var loggedStepAnomalies: [LocalDay: [String: Int]] = [:]
@@ -119,6 +121,14 @@ actor HealthPublisher: Service, CustomStringConvertible {
     }
 
     private func tick(at now: Date) async throws {
+        // `health/today` is never behind the store: once per today_interval_s the ingest
+        // journal's windows are folded into the tables before the rows are read, so the
+        // publication counts every stored sample, whatever `[store] fold_s` (at the defaults,
+        // both 60 s, this is the fold that would have come anyway).
+        if lastFoldForToday.map({ ContinuousClock.now - $0 >= todayInterval }) ?? true {
+            await store.foldForReaders()
+            lastFoldForToday = .now
+        }
         try await readNewRows()
         let nowMs = Self.ms(now)
         let today = LocalDay(containing: now, timeZone: settings.timeZone)
