@@ -65,6 +65,14 @@ final class JournalFile {
         buffer.deallocate()
     }
 
+    /// Whether the path still names the file this has open (not deleted, not replaced).
+    var isAtItsPath: Bool {
+        var held = stat()
+        var named = stat()
+        guard fstat(descriptor, &held) == 0, stat(path, &named) == 0 else { return false }
+        return held.st_dev == named.st_dev && held.st_ino == named.st_ino
+    }
+
     /// The slots whose check passes, whatever the file's size.
     func read() throws -> Contents {
         // Read through the cache, on a descriptor of its own: O_DIRECT reads want aligned memory.

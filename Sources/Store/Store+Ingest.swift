@@ -73,6 +73,7 @@ extension Store {
         if foldedNow {
             journal.folded()
             acknowledgedUndeleted.subtract(acknowledged)
+            makeRingAgainIfMoved()
         }
         if !held.isEmpty {
             logger.notice("queued the messages held while the store could not be written", metadata: ["seqs": "\(held.map(\.seq))"])

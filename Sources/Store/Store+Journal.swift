@@ -109,6 +109,17 @@ extension Store {
         }
         journal.folded()
         acknowledgedUndeleted.subtract(acknowledged)
+        makeRingAgainIfMoved()
+    }
+
+    /// After a fold (nothing pending): a ring file deleted or replaced at its path (a careless
+    /// `rm`, a restore) is let go and a new one made by the next write. Until the fold the
+    /// windows went to the file still open — safe from everything but a crash meanwhile.
+    func makeRingAgainIfMoved() {
+        guard let journalFile, journal.pending.isEmpty, !journalFile.isAtItsPath else { return }
+        logger.warning("the ingest journal file was deleted or replaced; making it again", metadata: ["path": "\(journalFile.path)"])
+        self.journalFile = nil
+        journalLoaded = false
     }
 
     /// Folds once the oldest pending window has waited `foldAfter`, when no write came to do it

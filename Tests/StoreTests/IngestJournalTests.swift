@@ -238,6 +238,20 @@ struct IngestJournalTests {
         #expect(reopened.ringSize == IngestJournal.slots * JournalFile.slotSize)
     }
 
+    @Test("a ring file deleted while the store runs is made again after the next fold; nothing is lost")
+    func ringDeletedWhileRunning() async throws {
+        let opened = try JournaledStore()
+        let ring = Store.journalPath(of: opened.path)
+        try await opened.store.write(fixes: [fix(0)])
+        try FileManager.default.removeItem(atPath: ring)
+        try await opened.store.write(fixes: [fix(1)])
+        await opened.store.foldForReaders()
+        try await opened.store.write(fixes: [fix(2)])
+        #expect(FileManager.default.fileExists(atPath: ring))
+        #expect(try Store.unfoldedJournalEntries(storePath: opened.path).flatMap(\.fixes) == [fix(2)], "the new ring has the window written after the fold")
+        #expect(try await opened.store.fixes(fromMs: Self.start, toMs: .max).count == 3)
+    }
+
     @Test("a schema-7 file's ring, a table then, is folded at the first start and the table dropped; the seqs go on after it")
     func schema7TableIsFoldedAndDropped() async throws {
         let directory = try TemporaryDirectory()
