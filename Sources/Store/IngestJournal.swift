@@ -1,8 +1,8 @@
-/// What the store keeps in memory of its ingest journal (schema 7, Store+Journal.swift): the
-/// windows committed to the ring but not yet folded into the indexed tables, in order, and the
+/// What the store keeps in memory of its ingest journal (Store+Journal.swift): the windows
+/// written to the ring but not yet folded into the indexed tables, in order, and the
 /// keys of their rows, so a duplicate is recognised before it is written.
 ///
-/// The ring is `slots` rows of `ingest_journal`, each written in place. The windows not yet
+/// The ring is `slots` slots of `<store>-ingest` (JournalFile.swift), each written in place. The windows not yet
 /// folded fill the slots from `firstSlot` on, in seq order; a fold moves their rows into `fix`,
 /// `hr_sample`, `rr_interval` and `step_record` and records the last seq it took in
 /// `agent_state` (`journal_folded`), which frees every slot at once without rewriting one.

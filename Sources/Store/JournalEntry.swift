@@ -13,7 +13,7 @@ struct JournalEntry: Equatable {
     var heartRates: [StoredHeartRate] = []
     var steps: [StoredStepRecord] = []
 
-    /// Bytes of a slot's body: a 512-byte slot less its check.
+    /// Bytes of a slot's body: a 4 KiB slot less its check.
     static let bodySize = JournalFile.bodySize
 
     var isEmpty: Bool { fixes.isEmpty && heartRates.isEmpty && steps.isEmpty }

@@ -34,10 +34,12 @@ final class JournalFile {
     /// O_DIRECT wants the memory, the offset and the length aligned to the device's blocks.
     private let buffer: UnsafeMutableRawBufferPointer
 
-    /// What `read` found: the bodies of the slots whose check passed, by slot, and whether the
+    /// What `read` found: the bodies of the slots whose check passed, by slot; how many slots
+    /// failed it though written (not all zeros: torn by a power cut, or damaged); and whether the
     /// file is a ring this code writes (false: missing, or another size — `make` it).
     struct Contents {
         var bodies: [(slot: Int, body: [UInt8])]
+        var damaged: Int
         var isRing: Bool
     }
 
@@ -85,7 +87,11 @@ final class JournalFile {
         var bytes = [UInt8](repeating: 0, count: size)
         let read = bytes.withUnsafeMutableBytes { pread(reader, $0.baseAddress, size, 0) }
         guard read == size else { throw Self.error("read", path: path) }
-        return Contents(bodies: Self.checkedBodies(bytes), isRing: size == slots * Self.slotSize)
+        let bodies = Self.checkedBodies(bytes)
+        let written = (0..<(size / Self.slotSize)).count(where: { slot in
+            bytes[(slot * Self.slotSize)..<((slot + 1) * Self.slotSize)].contains { $0 != 0 }
+        })
+        return Contents(bodies: bodies, damaged: written - bodies.count, isRing: size == slots * Self.slotSize)
     }
 
     /// The slots of a ring read whole whose check passes, by slot.

@@ -1,6 +1,6 @@
 import Logging
 
-/// Sensor data in: one transaction per write, with the messages that report it.
+/// Sensor data in: one journal slot or one transaction per write, and the messages that report it.
 extension Store {
     /// Stores fixes and heart-rate notifications and queues messages. Duplicates (same fix time;
     /// same sensor and time) are ignored, so a replay stores nothing.
@@ -49,10 +49,7 @@ extension Store {
                         try deleteAcknowledged(acknowledged)
                         foldedNow = true
                     }
-                    let inserted = try insertRows(fixes: fixes, heartRates: heartRates, steps: steps)
-                    result.fixesInserted = inserted.fixesInserted
-                    result.heartRatesInserted = inserted.heartRatesInserted
-                    result.stepRecordsInserted = inserted.stepRecordsInserted
+                    result = try insertRows(fixes: fixes, heartRates: heartRates, steps: steps)
                 }
                 var seqs: [Int64] = []
                 // Held messages first: their seqs are older than any taken now.

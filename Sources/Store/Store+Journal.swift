@@ -29,6 +29,12 @@ extension Store {
             do {
                 let file = try JournalFile(path: filePath, slots: IngestJournal.slots, syncsEachWrite: synchronous != "normal")
                 let contents = try file.read()
+                if contents.damaged > 0 {
+                    logger.error("ingest journal slots fail their check (a write cut short by a power cut, or damage); skipped: their windows had not been reported stored", metadata: ["slots": "\(contents.damaged)"])
+                }
+                if !file.direct {
+                    logger.notice("the filesystem refuses O_DIRECT: the ingest journal goes through the page cache", metadata: ["path": "\(filePath)"])
+                }
                 for (slot, body) in contents.bodies {
                     guard let entry = JournalEntry.decode(body) else {
                         logger.error("an ingest journal slot passed its check but cannot be read; its rows are lost", metadata: ["slot": "\(slot)"])
@@ -46,10 +52,11 @@ extension Store {
         let hadTable = try legacyJournalExists()
         let legacy = hadTable ? try legacyJournalEntries() : []
         let newestSlot = found.filter { $0.slot >= 0 }.max { $0.entry.seq < $1.entry.seq }?.slot ?? -1
+        let stored = found.map(\.entry) + legacy
         var fresh = IngestJournal(foldAfter: journal.foldAfter)
-        fresh.resume(afterSlot: newestSlot, seq: max(folded, (found.map(\.entry) + legacy).map(\.seq).max() ?? 0))
+        fresh.resume(afterSlot: newestSlot, seq: max(folded, stored.map(\.seq).max() ?? 0))
         journal = fresh
-        let entries = (found.map(\.entry) + legacy).filter { $0.seq > folded }.sorted { $0.seq < $1.seq }
+        let entries = stored.filter { $0.seq > folded }.sorted { $0.seq < $1.seq }
         // Loaded once the leftovers are in the tables: while the fold fails (a full disk at
         // boot) every write tries again and fails, so no new window overwrites their slots.
         guard !entries.isEmpty || hadTable else {

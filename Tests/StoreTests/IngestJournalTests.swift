@@ -203,8 +203,9 @@ struct IngestJournalTests {
 
     /// A store whose ring holds one window per second of `seconds`, dropped without a fold (as a
     /// SIGKILL leaves it), its ring file then changed by `damage`; opened again, and one more
-    /// window written at `seconds.upperBound`. The fix times it then has, and the ring's size.
-    func reopenedAfterDamagingTheRing(_ seconds: Range<Int64>, _ damage: (FileHandle) throws -> Void) async throws -> (times: [Int64], ringSize: Int?) {
+    /// window written at `seconds.upperBound`. The fix times it then has, the ring's size, and
+    /// how many slots the start found damaged (it logs them).
+    func reopenedAfterDamagingTheRing(_ seconds: Range<Int64>, _ damage: (FileHandle) throws -> Void) async throws -> (times: [Int64], ringSize: Int?, damaged: Int) {
         let directory = try TemporaryDirectory()
         let path = directory.file("k.db")
         do {
@@ -215,10 +216,11 @@ struct IngestJournalTests {
         let handle = try #require(FileHandle(forUpdatingAtPath: ring))
         try damage(handle)
         try handle.close()
+        let damaged = try JournalFile(path: ring, slots: IngestJournal.slots, syncsEachWrite: false).read().damaged
         let store = try Store(path: path, journalFoldAfter: .seconds(3600))
         try await store.write(fixes: [fix(seconds.upperBound)])
         let times = try await store.fixes(fromMs: Self.start, toMs: .max).map { ($0.timeMs - Self.start) / 1000 }
-        return (times, try FileManager.default.attributesOfItem(atPath: ring)[.size] as? Int)
+        return (times, try FileManager.default.attributesOfItem(atPath: ring)[.size] as? Int, damaged)
     }
 
     @Test("a slot that fails its check (torn by a power cut, or damaged) is skipped at the next start; the other windows are folded")
@@ -229,6 +231,7 @@ struct IngestJournalTests {
             handle.write(Data(repeating: 0xFF, count: 2000))
         }
         #expect(reopened.times == [0, 1, 2] + Array(4...10))
+        #expect(reopened.damaged == 1, "the torn slot is counted (and logged); never-written slots are not")
     }
 
     @Test("a ring file of another size (another version's, a copy cut short) is read, its windows folded, then made again")
