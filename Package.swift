@@ -45,7 +45,7 @@ let package = Package(
 
         .target(
             name: "Store",
-            dependencies: ["CSQLite", "CDirectIO", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["CSQLite", "CDirectIO", "Supervision", .product(name: "Logging", package: "swift-log")]),
         // What every owned loop needs: a thread with a stop and interruptible pauses, backoff, uptime.
         .target(name: "Supervision"),
         .target(

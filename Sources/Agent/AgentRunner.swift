@@ -10,14 +10,16 @@ struct AgentRunner {
     let logger: Logger
 
     func run() async throws {
-        let since = Date()
+        // The one clock every part of the agent reads the time of day from (AgentClock).
+        let clock = AgentClock()
+        let since = clock.now()
         let store: Store
         do {
             store = try Store(
                 path: config.store.path, synchronous: config.store.synchronous.rawValue,
                 fullCheckMaxBytes: TestHooks.current.storeFullCheckMaxBytes ?? Store.defaultFullCheckMaxBytes,
                 dayTimeZone: AggregateSettings(config: config).timeZone,
-                journalFoldAfter: config.store.foldS > 0 ? .seconds(config.store.foldS) : nil, logger: logger)
+                journalFoldAfter: config.store.foldS > 0 ? .seconds(config.store.foldS) : nil, clock: clock, logger: logger)
         } catch {
             logger.critical("cannot open the store", metadata: ["path": "\(config.store.path)", "error": "\(error)"])
             throw ExitCodeError.cannotCreate
@@ -27,7 +29,7 @@ struct AgentRunner {
             _ = try? await store.write(messages: [
                 EventDraft.make(root: config.topicRoot, kind: "storage", details: [
                     ("problem", "store file damaged at start; replaced by a new one"), ("kept_as", .string(aside)),
-                ])
+                ], at: clock.now())
             ])
         }
 
@@ -45,7 +47,6 @@ struct AgentRunner {
         let board = SensorBoard()
         let counters = IngestCounters(logger: Logger(label: "keepalive.ingest"))
         let heartbeats = LoopHeartbeats()
-        let clock = KernelClock()
         let writer = SampleWriter(
             store: store, drain: drain, board: board, counters: counters, heartbeats: heartbeats, batchMs: config.store.batchMs,
             logger: Logger(label: "keepalive.ingest"))
@@ -103,22 +104,23 @@ struct AgentRunner {
             dailyGraceS: config.schedule.dailyGraceS, store: store, writer: writer, clock: clock,
             logger: Logger(label: "keepalive.health"))
         let queries = QueryService(
-            config: config, client: client, settings: settings, foldJournal: { await store.foldForReaders() },
+            config: config, client: client, settings: settings, clock: clock, foldJournal: { await store.foldForReaders() },
             logger: Logger(label: "keepalive.query"))
         for filter in queries.filters { client.handleOnNetworkThread(filter) { queries.receive($0) } }
         let gear = GearBook(
-            store: store, writer: writer, topicRoot: config.topicRoot, autoCredit: config.workouts.autoCredit,
+            store: store, writer: writer, topicRoot: config.topicRoot, clock: clock, autoCredit: config.workouts.autoCredit,
             logger: Logger(label: "keepalive.gear"))
         let workouts = WorkoutService(
             settings: config.workouts, aggregate: settings, deviceID: config.device.id, topicRoot: config.topicRoot, store: store,
-            writer: writer, gear: gear, time: TrustedTime(clock: clock, writer: writer), logger: Logger(label: "keepalive.workouts"),
+            writer: writer, gear: gear, clock: clock, logger: Logger(label: "keepalive.workouts"),
             workoutsChanged: { await health.workoutsChanged(startingAt: $0) })
         let commands = CommandService(
             config: config, client: client, workouts: workouts, gear: gear, store: store, logger: Logger(label: "keepalive.commands"))
         for filter in commands.filters { client.handleOnNetworkThread(filter) { commands.receive($0) } }
         let status = StatusReporter(
             topic: statusTopic, interval: .seconds(config.schedule.statusIntervalS), store: store, board: board,
-            counters: counters, drain: drain, writer: writer, client: client, since: since, logger: Logger(label: "keepalive.status"))
+            counters: counters, drain: drain, writer: writer, client: client, since: since, clock: clock,
+            logger: Logger(label: "keepalive.status"))
         let bus = BusService(
             client: client, drain: drain, handlers: homeAssistant.handlers,
             onConnect: { await status.publish(reason: "connect") },
@@ -157,10 +159,10 @@ struct AgentRunner {
                             logger: Logger(label: "keepalive.store")),
                         failureTerminationBehavior: .gracefullyShutdownGroup),
                     .init(service: StoreFileWatchService(
-                        store: store, drain: drain, writer: writer, board: board, topicRoot: config.topicRoot,
+                        store: store, drain: drain, writer: writer, board: board, topicRoot: config.topicRoot, clock: clock,
                         logger: Logger(label: "keepalive.store"))),
                     .init(service: RetentionService(
-                        store: store, retentionDays: config.store.retentionDays, maxBytes: config.store.maxBytes,
+                        store: store, retentionDays: config.store.retentionDays, maxBytes: config.store.maxBytes, clock: clock,
                         logger: Logger(label: "keepalive.retention"))),
                 ] + (config.workouts.enabled ? [.init(service: workouts)] : []) + sensors,
                 gracefulShutdownSignals: [.sigterm, .sigint],

@@ -186,12 +186,12 @@ public final class MQTTClient: @unchecked Sendable {
 
     /// A clean stop while connected: the final message, its PUBACK (bounded), DISCONNECT.
     private func shutDownConnection() {
-        let deadline = Date().addingTimeInterval(3)
+        let deadline = ContinuousClock.now + .seconds(3)
         let connected = lock.withLock { state == .connected }
         if connected, let message = lock.withLock({ finalMessage }) {
             if let published = try? publish(message) {
                 lock.withLock { finalMid = published.mid }
-                while Date() < deadline, !lock.withLock({ finalAcknowledged }) {
+                while ContinuousClock.now < deadline, !lock.withLock({ finalAcknowledged }) {
                     if handle.loop(timeoutMs: 50) != MOSQ_ERR_SUCCESS.rawValue { break }
                 }
             }

@@ -30,7 +30,8 @@ extension Store {
     /// the day aggregates, and the raw rows of the last 48 hours and those stored since the last
     /// check. Older raw rows went with the deleted file. The outbox's ids change: the drain must
     /// start again from the oldest (`OutboxDrain.storeReplaced`).
-    public func reopen(after problem: StoreFileProblem, now: Date = Date()) async throws -> StoreReopened {
+    public func reopen(after problem: StoreFileProblem, now: Date? = nil) async throws -> StoreReopened {
+        let now = now ?? clock.now()
         // The old file's journal into its tables, where the copy below finds the rows.
         foldForReaders()
         let old = db
@@ -39,7 +40,8 @@ extension Store {
         for (suffix, node) in [("-wal", identity.wal), ("-shm", identity.shm)] {
             if let node, FileIdentity.Node(path: path + suffix) == node { unlink(path + suffix) }
         }
-        let opened = try Self.open(path: path, synchronous: synchronous, fullCheckMaxBytes: Self.defaultFullCheckMaxBytes, logger: logger)
+        let opened = try Self.open(
+            path: path, synchronous: synchronous, fullCheckMaxBytes: Self.defaultFullCheckMaxBytes, now: now, logger: logger)
         var report = StoreReopened(problem: problem, movedAside: opened.movedAside)
         let fresh = opened.connection
         let carriedSeq = max(seq, opened.seq)

@@ -12,7 +12,7 @@ extension Store {
             seq += 1
             return OutboxEntry(
                 id: 0, seq: seq, topic: draft.topic, payload: draft.makePayload(seq), qos: draft.qos, retain: draft.retain,
-                contentType: draft.contentType, expiryS: draft.expiryS, createdMs: Self.nowMs())
+                contentType: draft.contentType, expiryS: draft.expiryS, createdMs: clock.nowMs())
         }
         held += entries
         return entries

@@ -70,12 +70,12 @@ extension Store {
     }
 
     /// Renames a damaged file (and its -wal/-shm) to `<path>.corrupt-<UTC time>`, keeping it for inspection.
-    static func moveAside(_ path: String) throws -> String {
+    static func moveAside(_ path: String, now: Date) throws -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
-        let aside = "\(path).corrupt-\(formatter.string(from: Date()))"
+        let aside = "\(path).corrupt-\(formatter.string(from: now))"
         let manager = FileManager.default
         try manager.moveItem(atPath: path, toPath: aside)
         for suffix in ["-wal", "-shm"] where manager.fileExists(atPath: path + suffix) {

@@ -15,7 +15,7 @@ extension Store {
         ).bind(
             .integer(seq), .text(draft.topic), .blob(draft.makePayload(seq)), .integer(Int64(draft.qos)),
             .integer(draft.retain ? 1 : 0), draft.contentType.map { .text($0) }, .int(draft.expiryS),
-            .integer(draft.supersedable ? 1 : 0), .integer(Self.nowMs())
+            .integer(draft.supersedable ? 1 : 0), .integer(clock.nowMs())
         ).run()
         return seq
     }

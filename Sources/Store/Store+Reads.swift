@@ -52,7 +52,7 @@ extension Store {
     }
 
     /// The newest day with a final aggregate (dates sort as text).
-    public func latestFinalAggregateDate() throws -> String? {
+    public func latestFinalAggregateDay() throws -> String? {
         try db.scalarText("SELECT date FROM day_aggregate WHERE final = 1 ORDER BY date DESC LIMIT 1")
     }
 

@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import Logging
+import Supervision
 
 public enum StoreError: Error, CustomStringConvertible {
     case newerSchema(found: Int, supported: Int, path: String)
@@ -59,6 +60,9 @@ public actor Store {
     var db: SQLiteConnection
     let logger: Logger
     let synchronous: String
+    /// The owner's clock: the outbox's stamps, the name a damaged file is kept under, what a
+    /// reopen carries over.
+    let clock: any WallClock
     var seq: Int64
     /// Messages the file could not take (disk full), with their seq: queued by the next write
     /// that succeeds, before anything else (see Store+HeldMessages.swift).
@@ -88,15 +92,18 @@ public actor Store {
 
     public init(
         path: String, synchronous: String = "full", fullCheckMaxBytes: Int64 = Store.defaultFullCheckMaxBytes,
-        dayTimeZone: TimeZone = .current, journalFoldAfter: Duration? = nil, logger: Logger = Logger(label: "keepalive.store")
+        dayTimeZone: TimeZone = .current, journalFoldAfter: Duration? = nil, clock: any WallClock = SystemClock(),
+        logger: Logger = Logger(label: "keepalive.store")
     ) throws {
         self.path = path
+        self.clock = clock
         journalEnabled = journalFoldAfter != nil
         journal = IngestJournal(foldAfter: journalFoldAfter ?? .zero)
         self.logger = logger
         self.dayTimeZone = dayTimeZone
         self.synchronous = synchronous
-        let opened = try Self.open(path: path, synchronous: synchronous, fullCheckMaxBytes: fullCheckMaxBytes, logger: logger)
+        let opened = try Self.open(
+            path: path, synchronous: synchronous, fullCheckMaxBytes: fullCheckMaxBytes, now: clock.now(), logger: logger)
         db = opened.connection
         seq = opened.seq
         outboxLeftByLastRun = opened.outboxMaxID
@@ -116,7 +123,7 @@ public actor Store {
 
     /// Opens (creating it and its directory if need be), checks and migrates the file at `path`;
     /// a damaged file is moved aside and a new one started.
-    static func open(path: String, synchronous: String, fullCheckMaxBytes: Int64, logger: Logger) throws -> Opened {
+    static func open(path: String, synchronous: String, fullCheckMaxBytes: Int64, now: Date, logger: Logger) throws -> Opened {
         try ensureDirectory(of: path)
         var movedAside: String?
         var connection: SQLiteConnection
@@ -127,7 +134,7 @@ public actor Store {
             }
             (connection, checkedWhole) = try openChecked(path: path, synchronous: synchronous, fullCheckMaxBytes: fullCheckMaxBytes)
         } catch let error as SQLiteError where error.isCorruption {
-            let aside = try moveAside(path)
+            let aside = try moveAside(path, now: now)
             try? FileManager.default.removeItem(atPath: damageMarker(path))
             logger.error("store file is damaged; moved aside, starting a new one", metadata: ["moved_to": "\(aside)", "error": "\(error)"])
             movedAside = aside
@@ -167,6 +174,4 @@ public actor Store {
         guard !directory.isEmpty else { return }
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }
-
-    static func nowMs() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 }

@@ -49,6 +49,19 @@ public final class StoreReader {
         try db.forEachHeartRate(fromMs: fromMs, toMs: toMs, upTo: nil, body)
     }
 
+    /// The newest fix stamped with GPS time, by the order fixes were stored (the last few
+    /// thousand are looked at: a seek, not a scan).
+    public func newestGPSTimedFix() throws -> StoredFix? {
+        let statement = try db.statement(sql: Self.newestGPSTimedFix)
+        defer { statement.reset() }
+        return try statement.step() ? statement.layout(StoredFix.Columns.self).fix(statement) : nil
+    }
+
+    private static let newestGPSTimedFix = """
+        SELECT \(StoredFix.selection) FROM fix
+        WHERE id > (SELECT coalesce(max(id), 0) - 5000 FROM fix) AND time_source = 'gps' ORDER BY id DESC LIMIT 1
+        """
+
     /// The first and last fix in `[fromMs, toMs)`: two index seeks.
     public func fixEnds(fromMs: Int64, toMs: Int64) throws -> (first: StoredFix?, last: StoredFix?) {
         var first: StoredFix?

@@ -6,7 +6,7 @@ import Foundation
 /// so a stop never waits out a backoff.
 public final class OwnedThread: @unchecked Sendable {
     public let name: String
-    private let wakeUp = NSCondition()
+    private let wakeUp = MonotonicCondition()
     private var stopRequested = false
     private var started = false
     private let finished = DispatchSemaphore(value: 0)
@@ -46,12 +46,14 @@ public final class OwnedThread: @unchecked Sendable {
     }
 
     /// Waits `seconds` unless asked to stop, calling `tick` every `interval` meanwhile (a
-    /// heartbeat: the thread is alive even while it waits).
+    /// heartbeat: the thread is alive even while it waits). Measured on the monotonic clock: a
+    /// step of the wall clock neither cuts a pause short nor stretches it.
     public func pause(seconds: Double, tickEvery interval: Double = 1, _ tick: () -> Void = {}) {
-        let deadline = Date().addingTimeInterval(seconds)
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(max(seconds, 0))
         wakeUp.lock()
-        while !stopRequested && Date() < deadline {
-            _ = wakeUp.wait(until: min(deadline, Date().addingTimeInterval(interval)))
+        while !stopRequested && clock.now < deadline {
+            wakeUp.wait(timeout: min(deadline - clock.now, .seconds(interval)))
             if stopRequested { break }
             wakeUp.unlock()
             tick()

@@ -12,14 +12,42 @@ import TestKit
 /// message stays queued where the test reads it), and a clock the test sets.
 @Suite("Services in-process")
 struct ServicesInProcessTests {
-    /// A clock the test moves by hand; synchronised.
-    final class ManualClock: SystemClock, @unchecked Sendable {
+    /// The kernel's clock as the test sets it by hand; synchronised. `set` moves the time of day
+    /// and monotonic time together (time really passed); `step` moves only the time of day (NTP
+    /// or chrony setting the clock).
+    final class ManualKernel: KernelTime, @unchecked Sendable {
         private let lock = NSLock()
         private var current: Date
-        init(_ start: Date) { current = start }
+        private var monotonic: Duration = .zero
+        private var synchronised: Bool
+        init(_ start: Date, synchronised: Bool = true) {
+            current = start
+            self.synchronised = synchronised
+        }
         func now() -> Date { lock.withLock { current } }
-        func isSynchronised() -> Bool { true }
-        func set(_ date: Date) { lock.withLock { current = date } }
+        func isSynchronised() -> Bool { lock.withLock { synchronised } }
+        func uptime() -> Duration { lock.withLock { monotonic } }
+        func set(_ date: Date) {
+            lock.withLock {
+                monotonic += .milliseconds(Int64((date.timeIntervalSince(current) * 1000).rounded()))
+                current = date
+            }
+        }
+        func step(to date: Date) { lock.withLock { current = date } }
+        func setSynchronised(_ value: Bool) { lock.withLock { synchronised = value } }
+    }
+
+    /// An agent clock on a kernel clock the test moves by hand.
+    final class ManualClock: Sendable {
+        let kernel: ManualKernel
+        let agent: AgentClock
+        init(_ start: Date, synchronised: Bool = true) {
+            kernel = ManualKernel(start, synchronised: synchronised)
+            agent = AgentClock(kernel: kernel)
+        }
+        func now() -> Date { agent.now() }
+        func set(_ date: Date) { kernel.set(date) }
+        func step(to date: Date) { kernel.step(to: date) }
     }
 
     struct Rig {
@@ -58,7 +86,7 @@ struct ServicesInProcessTests {
         let rig = try Rig()
         let clock = ManualClock(Date(timeIntervalSince1970: Double(Self.t0)))
         let publisher = LocationPublisher(
-            topicRoot: "keepalive/p", mirrorTopic: nil, intervalS: 300, deviceID: "pi", writer: rig.writer, clock: clock,
+            topicRoot: "keepalive/p", mirrorTopic: nil, intervalS: 300, deviceID: "pi", writer: rig.writer, clock: clock.agent,
             logger: Logger(label: "test"))
         await publisher.publishSlots(upTo: Self.t0)
         await rig.writer.add(fix: Self.fix(atS: Self.t0 + 10, receivedS: Self.t0 + 10))
@@ -83,7 +111,7 @@ struct ServicesInProcessTests {
         #expect(messages.allSatisfy { $0["t"] as? String == "t" && $0["tid"] as? String == "pi" })
 
         // A jump of a day (NTP setting the clock): one message, not 288.
-        clock.set(Date(timeIntervalSince1970: Double(Self.t0 + 1800 + 86_400)))
+        clock.step(to: Date(timeIntervalSince1970: Double(Self.t0 + 1800 + 86_400)))
         await publisher.publishSlots(upTo: Self.t0 + 1800 + 86_400)
         messages = try await rig.queued("keepalive/p/location")
         #expect(messages.count == 8)

@@ -101,7 +101,7 @@ struct RetentionTests {
             StoredDayAggregate(date: "2027-01-01", tz: "UTC", payload: "{}", final: true, updatedMs: 0),
             builtUpTo: try await store.rowCursor(), dayMs: (0, 0))
 
-        let keepFive = RetentionService(store: store, retentionDays: 5, maxBytes: 0, logger: .init(label: "test"))
+        let keepFive = RetentionService(store: store, retentionDays: 5, maxBytes: 0, clock: AgentClock(), logger: .init(label: "test"))
         try await keepFive.pruneOnce(now: now)
         let oldest = try #require(try await store.oldestRawTimeMs())
         #expect(oldest >= nowMs - 5 * day)
@@ -109,7 +109,7 @@ struct RetentionTests {
 
         let sizeBefore = try await store.space()
         let cap = Int(sizeBefore.usedBytes / 2)
-        let capped = RetentionService(store: store, retentionDays: 365, maxBytes: cap, logger: .init(label: "test"))
+        let capped = RetentionService(store: store, retentionDays: 365, maxBytes: cap, clock: AgentClock(), logger: .init(label: "test"))
         try await capped.pruneOnce(now: now)
         let after = try await store.space()
         #expect(after.usedBytes <= Int64(cap))

@@ -60,7 +60,7 @@ struct WorkoutServiceTests {
         init(autoCredit: Bool = true) throws {
             inner = try ServicesInProcessTests.Rig()
             clock = ServicesInProcessTests.ManualClock(WorkoutServiceTests.t0)
-            gear = GearBook(store: inner.store, writer: inner.writer, topicRoot: WorkoutServiceTests.root, autoCredit: autoCredit, logger: Logger(label: "test"))
+            gear = GearBook(store: inner.store, writer: inner.writer, topicRoot: WorkoutServiceTests.root, clock: clock.agent, autoCredit: autoCredit, logger: Logger(label: "test"))
         }
 
         func service() -> WorkoutService {
@@ -69,7 +69,7 @@ struct WorkoutServiceTests {
                 locationIntervalS: 300)
             return WorkoutService(
                 settings: WorkoutSettings(), aggregate: settings, deviceID: "pi", topicRoot: WorkoutServiceTests.root, store: inner.store,
-                writer: inner.writer, gear: gear, time: TrustedTime(clock: clock, writer: inner.writer), logger: Logger(label: "test"))
+                writer: inner.writer, gear: gear, clock: clock.agent, logger: Logger(label: "test"))
         }
 
         /// Stores the samples in one-minute chunks as they would arrive live, ticking the service after each.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Bus
 import Foundation
 import Logging
+import Supervision
 
 /// Sends one command to the running agent over MQTT (`<root>/cmd/workout`, `<root>/cmd/gear`)
 /// with the agent's own broker settings and waits for its reply on `<root>/cmd/result`, matched
@@ -29,9 +30,9 @@ enum AgentCommandClient {
         }
         client.start()
         defer { client.stop() }
-        let deadline = Date().addingTimeInterval(timeoutS)
+        let deadline = ContinuousClock.now + .seconds(timeoutS)
         while client.connectionState != .connected {
-            guard Date() < deadline else {
+            guard ContinuousClock.now < deadline else {
                 throw ValidationError("cannot reach the broker at \(config.mqtt.host):\(config.mqtt.port) (\(client.connectionState))")
             }
             usleep(20_000)
@@ -52,7 +53,7 @@ enum AgentCommandClient {
     }
 
     private final class ReplyBox: @unchecked Sendable {
-        private let condition = NSCondition()
+        private let condition = MonotonicCondition()
         private var reply: Reply?
 
         func fulfil(_ value: Reply) {
@@ -62,9 +63,13 @@ enum AgentCommandClient {
             }
         }
 
-        func wait(until deadline: Date) -> Reply? {
+        func wait(until deadline: ContinuousClock.Instant) -> Reply? {
             condition.withLock {
-                while reply == nil, condition.wait(until: deadline) {}
+                while reply == nil {
+                    let left = deadline - ContinuousClock.now
+                    guard left > .zero else { break }
+                    condition.wait(timeout: left)
+                }
                 return reply
             }
         }

@@ -22,7 +22,7 @@ struct QueryCommand: ParsableCommand {
             storePath: config.store.path, settings: AggregateSettings(config: config), maxReplyBytes: config.query.maxReplyBytes,
             deviceID: config.device.id)
         let request = QueryRequest(date: date, include: Set(include), track: track, format: format)
-        let reply = engine.answer(request, now: Date())
+        let reply = engine.answer(request, now: AgentClock.commandLine(storePath: config.store.path).now())
         FileHandle.standardOutput.write(Data(reply.body + [0x0A]))
         if reply.status != 200 { throw ExitCode(1) }
     }

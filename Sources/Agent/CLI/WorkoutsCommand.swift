@@ -16,7 +16,7 @@ struct WorkoutsCommand: ParsableCommand {
     func run() throws {
         let config = try options.loadConfig()
         let settings = AggregateSettings(config: config)
-        let now = Date()
+        let now = AgentClock.commandLine(storePath: config.store.path).now()
         let today = LocalDay(containing: now, timeZone: settings.timeZone)
         func day(_ text: String?, default fallback: LocalDay) throws -> LocalDay {
             guard let text else { return fallback }

@@ -34,10 +34,10 @@ final class GPSReader: @unchecked Sendable {
     private let fixTimeout: Double
     private let backoffMax: Double
     private let logger: Logger
-    private let clock: any SystemClock
+    private let clock: AgentClock
     private let thread = OwnedThread(name: "gps-reader")
 
-    init(host: String, port: Int, fixTimeout: Double, backoffMax: Double, clock: any SystemClock, dropped: ReasonCounter, logger: Logger) {
+    init(host: String, port: Int, fixTimeout: Double, backoffMax: Double, clock: AgentClock, dropped: ReasonCounter, logger: Logger) {
         self.dropped = dropped
         self.host = host
         self.port = port
@@ -85,7 +85,7 @@ final class GPSReader: @unchecked Sendable {
             var pauseBeforeReopening = 0.0
             while !isStopRequested {
                 if !session.waitForData(timeoutMs: 250) {
-                    _ = handoff.offer([.idle(at: clock.now())])
+                    _ = handoff.offer([.idle(at: clock.systemNow())])
                 } else {
                     let report: GPSDSession.Report
                     do {
@@ -104,7 +104,7 @@ final class GPSReader: @unchecked Sendable {
                             reacquireBackoff.reset()
                             reacquiring = false
                             // The fix first: the status that says "fixed" then has its age.
-                            if !handoff.offer([.fix(fix, receivedAt: clock.now())]) {
+                            if !handoff.offer([.fix(fix, receivedAt: clock.systemNow())]) {
                                 dropped.count(IngestCounters.GPSDrop.queueOverflow, detail: "\(GPSReader.capacity) fixes wait for the GPS service")
                             }
                             if !fixed {
@@ -138,7 +138,7 @@ final class GPSReader: @unchecked Sendable {
 
     /// Waits, reporting `.idle` every second: the thread is alive (watchdog) even when waiting.
     private func pause(seconds: Double) {
-        thread.pause(seconds: seconds) { _ = handoff.offer([.idle(at: clock.now())]) }
+        thread.pause(seconds: seconds) { _ = handoff.offer([.idle(at: clock.systemNow())]) }
     }
 
     private static func format(_ seconds: Double) -> String { String(format: "%.1f", seconds) }

@@ -11,7 +11,7 @@ struct GPSService: Service, CustomStringConvertible {
     let writer: SampleWriter
     let board: SensorBoard
     let counters: IngestCounters
-    let clock: any SystemClock
+    let clock: AgentClock
     let maxRateHz: Double
     let topicRoot: String
     /// Called with the first valid fix after start (a location goes out right away).
@@ -58,12 +58,13 @@ struct GPSService: Service, CustomStringConvertible {
                             EventDraft.make(root: topicRoot, kind: "clock_source", details: [
                                 ("from", .text(clockSource?.rawValue)), ("to", .string(stamp.source.rawValue)),
                                 ("skew_s", .number(stamp.skew, digits: 3)),
-                            ])
+                            ], at: clock.now())
                         ])
                     }
                     logger.notice("fixes are stamped with \(stamp.source.rawValue) time", metadata: ["skew_s": "\(stamp.skew.map { String(format: "%.3f", $0) } ?? "none")"])
                     clockSource = stamp.source
                 }
+                if stamp.source == .gps { clock.observe(gpsTime: stamp.time, systemTime: receivedAt) }
                 await board.update(clock: SensorBoard.Clock(source: stamp.source.rawValue, skewS: stamp.skew))
                 status.lastFixMs = stamped.receivedMs
                 await board.update(gps: status)
@@ -82,7 +83,7 @@ struct GPSService: Service, CustomStringConvertible {
                 try? await writer.publish([
                     EventDraft.make(root: topicRoot, kind: "gps_reacquire", details: [
                         ("count", .number(count)), ("reason", .string(reason)), ("reopen_in_s", .number(delay, digits: 1)),
-                    ])
+                    ], at: clock.now())
                 ])
             case .idle(let now):
                 let cutoff = Int64(now.timeIntervalSince1970 * 1000) - decimator.intervalMs

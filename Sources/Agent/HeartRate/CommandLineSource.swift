@@ -108,9 +108,9 @@ final class CommandLineSource: HeartRateTransport, @unchecked Sendable {
     private func stopChild(_ pid: pid_t) {
         kill(-pid, SIGTERM)
         var status: Int32 = 0
-        let deadline = Date().addingTimeInterval(2)
+        let deadline = ContinuousClock.now + .seconds(2)
         while waitpid(pid, &status, WNOHANG) == 0 {
-            if Date() > deadline {
+            if ContinuousClock.now > deadline {
                 kill(-pid, SIGKILL)
                 waitpid(pid, &status, 0)
                 break

@@ -15,7 +15,7 @@ struct HeartRateService: Service, CustomStringConvertible {
     let writer: SampleWriter
     let board: SensorBoard
     let counters: IngestCounters
-    let clock: any SystemClock
+    let clock: AgentClock
     let stallTimeoutS: Double
     let reacquireMaxS: Double
     let topicRoot: String
@@ -100,7 +100,7 @@ struct HeartRateService: Service, CustomStringConvertible {
                         ("count", .number(status.reacquisitions)), ("transport", .string(source.name)),
                         ("reason", .string("no valid measurement for \(silent.components.seconds) s")),
                         ("next_check_in_s", .number(delay, digits: 1)),
-                    ])
+                    ], at: clock.now())
                 ])
             }
             // The board (status) hears of every state change at once, of sample times at most

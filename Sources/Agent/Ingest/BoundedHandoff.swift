@@ -1,4 +1,5 @@
 import Foundation
+import Supervision
 
 /// Hands events from a thread that reads an input to the task that consumes them, holding at
 /// most `capacity` at a time, each event weighing what `weight` says (a batch of lines weighs
@@ -12,7 +13,7 @@ final class BoundedHandoff<Event: Sendable>: @unchecked Sendable {
     let capacity: Int
     let events: Events
     private let continuation: AsyncStream<Event>.Continuation
-    private let condition = NSCondition()
+    private let condition = MonotonicCondition()
     private var queued = 0
     private var waitingProducers = 0
     private let weight: @Sendable (Event) -> Int
@@ -39,7 +40,7 @@ final class BoundedHandoff<Event: Sendable>: @unchecked Sendable {
 
     /// Waits at most `seconds` for room; false when there was none by then (nothing handed over).
     func deliver(_ event: Event, waitingAtMost seconds: Double) -> Bool {
-        guard reserve(weight(event), until: Date().addingTimeInterval(seconds), keepWaiting: { true }) else { return false }
+        guard reserve(weight(event), until: ContinuousClock.now + .seconds(seconds), keepWaiting: { true }) else { return false }
         continuation.yield(event)
         return true
     }
@@ -70,14 +71,14 @@ final class BoundedHandoff<Event: Sendable>: @unchecked Sendable {
 
     /// Waits until `places` fit (or, for an event heavier than the whole capacity, until the
     /// queue is empty).
-    private func reserve(_ places: Int, until deadline: Date?, keepWaiting: () -> Bool) -> Bool {
+    private func reserve(_ places: Int, until deadline: ContinuousClock.Instant?, keepWaiting: () -> Bool) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         while queued + places > capacity && queued > 0 {
-            let sliceEnd = Date().addingTimeInterval(0.25)
-            if let deadline, Date() >= deadline { return false }
+            let now = ContinuousClock.now
+            if let deadline, now >= deadline { return false }
             waitingProducers += 1
-            _ = condition.wait(until: deadline.map { min($0, sliceEnd) } ?? sliceEnd)
+            condition.wait(timeout: deadline.map { min($0 - now, .milliseconds(250)) } ?? .milliseconds(250))
             waitingProducers -= 1
             if queued + places > capacity && queued > 0, !keepWaiting() { return false }
         }

@@ -22,7 +22,7 @@ actor HealthPublisher: Service, CustomStringConvertible {
     private let dailyGraceMs: Int64
     private let store: Store
     private let writer: SampleWriter
-    private let clock: any SystemClock
+    private let clock: AgentClock
     private let pollInterval: Duration
     private let logger: Logger
 
@@ -45,7 +45,7 @@ actor HealthPublisher: Service, CustomStringConvertible {
 
     init(
         topicRoot: String, settings: AggregateSettings, todayIntervalS: Int, dailyGraceS: Int, store: Store,
-        writer: SampleWriter, clock: any SystemClock, pollInterval: Duration = .seconds(2), logger: Logger
+        writer: SampleWriter, clock: AgentClock, pollInterval: Duration = .seconds(2), logger: Logger
     ) {
         self.topicRoot = topicRoot
         self.settings = settings
@@ -61,10 +61,10 @@ actor HealthPublisher: Service, CustomStringConvertible {
     nonisolated var description: String { "HealthPublisher" }
 
     func run() async throws {
-        var now = await trustedNow()
+        var now = clock.trustedNow()
         while now == nil {
             guard await sleepUnlessShuttingDown(for: .seconds(5)) else { return }
-            now = await trustedNow()
+            now = clock.trustedNow()
         }
         guard let startTime = now else { return }
         do {
@@ -73,7 +73,7 @@ actor HealthPublisher: Service, CustomStringConvertible {
             logger.error("cannot read the store to build the day aggregates", metadata: ["error": "\(error)"])
         }
         while await sleepUnlessShuttingDown(for: pollInterval) {
-            guard let now = await trustedNow() else { continue }
+            guard let now = clock.trustedNow() else { continue }
             do {
                 try await tick(at: now)
             } catch {
@@ -99,7 +99,7 @@ actor HealthPublisher: Service, CustomStringConvertible {
     /// they ended. From the day after the newest final aggregate (or the oldest data) on.
     private func catchUp(before today: LocalDay, now: Date) async throws {
         var day: LocalDay
-        if let latest = try await store.latestFinalAggregateDate(), let parsed = LocalDay(latest, timeZone: settings.timeZone) {
+        if let latest = try await store.latestFinalAggregateDay(), let parsed = LocalDay(latest, timeZone: settings.timeZone) {
             day = parsed.next
         } else if let oldestMs = try await store.oldestRawTimeMs() {
             day = LocalDay(containing: Date(timeIntervalSince1970: Double(oldestMs) / 1000), timeZone: settings.timeZone)
@@ -272,7 +272,6 @@ actor HealthPublisher: Service, CustomStringConvertible {
         Self.ms(now) >= day.boundsMs.end + dailyGraceMs
     }
 
-    private func trustedNow() async -> Date? { await TrustedTime(clock: clock, writer: writer).now() }
 
     private static func ms(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
 

@@ -13,12 +13,12 @@ actor LocationPublisher: Service, CustomStringConvertible {
     private let intervalS: Int
     private let trackerID: String
     private let writer: SampleWriter
-    /// The clock the slots are cut on and fixes are judged stale by: the one that stamps a
-    /// fix's `receivedMs` (`KernelClock`; a fake one in tests).
-    private let clock: any SystemClock
+    /// The agent's clock: slots are cut on its time; a fix is judged stale on the kernel's time,
+    /// which stamped its `receivedMs`.
+    private let clock: AgentClock
     private let logger: Logger
-    /// The slot (its start, Unix s) whose message went out last.
-    private var lastSlot: Int64?
+    /// The slot (its start, Unix s) whose message went out last, and the monotonic time then.
+    private var lastSlot: (start: Int64, uptime: Duration)?
 
     /// A clock jump larger than this many slots (NTP setting a Pi's clock at boot) is not
     /// filled with catch-up messages.
@@ -26,7 +26,7 @@ actor LocationPublisher: Service, CustomStringConvertible {
 
     init(
         topicRoot: String, mirrorTopic: String?, intervalS: Int, deviceID: String, writer: SampleWriter,
-        clock: any SystemClock = KernelClock(), logger: Logger
+        clock: AgentClock, logger: Logger
     ) {
         topic = "\(topicRoot)/location"
         self.mirrorTopic = mirrorTopic
@@ -45,13 +45,29 @@ actor LocationPublisher: Service, CustomStringConvertible {
         return String((usable.isEmpty ? "ka" : usable).suffix(2))
     }
 
+    /// Longest wait before the clock is read again: a step of the clock (chrony or NTP setting
+    /// a Pi's clock) moves the slots onto the new time within this.
+    static let recheck: Double = 10
+
     func run() async throws {
+        var nextSlot: Int64?
         while !Task.isShuttingDownGracefully {
             let now = clock.now().timeIntervalSince1970
-            let nextSlot = (Int64(now) / Int64(intervalS) + 1) * Int64(intervalS)
-            let wait = Double(nextSlot) - now
-            guard await sleepUnlessShuttingDown(for: .seconds(wait)) else { return }
-            await publishSlots(upTo: nextSlot)
+            let step = Int64(intervalS)
+            // A slot more than one interval ahead: the clock stepped back; cut slots anew.
+            if nextSlot == nil || Double(nextSlot ?? 0) - now > Double(step) {
+                nextSlot = (Int64(now.rounded(.down)) / step + 1) * step
+            }
+            guard let slot = nextSlot else { return }
+            let wait = Double(slot) - now
+            if wait > 0 {
+                guard await sleepUnlessShuttingDown(for: .seconds(min(wait, Self.recheck))) else { return }
+                continue
+            }
+            // Due: the slot the clock is in now (the clock may have stepped forward past several).
+            let current = Int64(now.rounded(.down)) / step * step
+            await publishSlots(upTo: current)
+            nextSlot = current + step
         }
     }
 
@@ -61,16 +77,24 @@ actor LocationPublisher: Service, CustomStringConvertible {
     }
 
     /// Publishes the slot starting at `slot` (Unix s), and the slots missed since the last one
-    /// when the gap is small (a clock jump is not filled).
+    /// when the time between them really passed (the agent was starved or stopped) and they are
+    /// few. A step of the clock is not filled: its slots never happened.
     func publishSlots(upTo slot: Int64) async {
         let step = Int64(intervalS)
+        let uptime = clock.uptime()
         var from = slot
-        if let lastSlot, slot > lastSlot {
-            let missed = (slot - lastSlot) / step - 1
-            if missed > 0 && missed <= Self.maximumCatchUpSlots {
-                from = lastSlot + step
+        if let lastSlot {
+            let missed = (slot - lastSlot.start) / step - 1
+            let passed = (uptime - lastSlot.uptime).components.seconds
+            let stepped = slot - lastSlot.start - passed
+            if slot <= lastSlot.start {
+                logger.notice("the clock stepped back; slots follow the new time", metadata: ["by_s": "\(-stepped)"])
+            } else if stepped > step {
+                logger.notice("the clock stepped forward; not filling the slots in between", metadata: ["by_s": "\(stepped)"])
+            } else if missed > 0 && missed <= Self.maximumCatchUpSlots {
+                from = lastSlot.start + step
             } else if missed > Self.maximumCatchUpSlots {
-                logger.notice("the clock jumped; not filling the slots in between", metadata: ["slots": "\(missed)"])
+                logger.notice("slots missed; not filling them", metadata: ["slots": "\(missed)"])
             }
         }
         var current = from
@@ -78,15 +102,16 @@ actor LocationPublisher: Service, CustomStringConvertible {
             await publish(slotTime: current)
             current += step
         }
-        lastSlot = slot
+        lastSlot = (slot, uptime)
     }
 
     private func publish(slotTime: Int64?) async {
         let now = clock.now()
         let fix = await writer.latestFix
-        // Stale: the newest fix arrived more than one interval ago. Judged by when it arrived,
-        // not its GPS time, which may be far off (see the clock rule).
-        let stale = fix.map { now.timeIntervalSince1970 - Double($0.receivedMs) / 1000 > Double(intervalS) } ?? true
+        // Stale: the newest fix arrived more than one interval ago. Judged by when it arrived on
+        // the kernel's clock, not its GPS time, which may be far off (see the clock rule).
+        let kernelNow = clock.systemNow().timeIntervalSince1970
+        let stale = fix.map { kernelNow - Double($0.receivedMs) / 1000 > Double(intervalS) } ?? true
         let members = Self.payloadMembers(fix: fix, stale: stale, createdAt: now, trackerID: trackerID)
         // OwnTracks' trigger "t" (timer) marks slot messages; the first-fix one is off the grid.
         let body = slotTime == nil ? members.filter { $0.0 != "t" } : members

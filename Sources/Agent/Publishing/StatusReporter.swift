@@ -17,6 +17,7 @@ struct StatusReporter: Service, CustomStringConvertible {
     /// For sending status live when the store cannot take it (disk full).
     let client: MQTTClient
     let since: Date
+    let clock: AgentClock
     let logger: Logger
 
     var description: String { "StatusReporter(\(topic))" }
@@ -56,11 +57,13 @@ struct StatusReporter: Service, CustomStringConvertible {
 
     /// The online status, waiting only for its seq.
     private func onlineDocument() async -> @Sendable (Int64) -> JSONValue {
-        let now = Date()
-        let nowMs = Int64(now.timeIntervalSince1970 * 1000)
+        // Sensor stamps of arrival are the kernel's time; the outbox's are the agent's.
+        let kernelMs = clock.systemNow().timeIntervalSince1970 * 1000
+        let nowMs = clock.now().timeIntervalSince1970 * 1000
+        let synchronised = clock.isSynchronised()
         let gps = await board.gps
         let heartRate = await board.heartRate
-        let clock = await board.clock
+        let stamps = await board.clock
         let fileProblem = await board.storeFileProblem
         let writeError = await board.storageError
         let storageError = fileProblem ?? writeError
@@ -71,23 +74,23 @@ struct StatusReporter: Service, CustomStringConvertible {
         let pendingSamples = await writer.pendingSamples
         let space = try? await store.space()
         let journal = await store.journalStatus()
-        func age(_ ms: Int64?) -> JSONValue { .number(ms.map { Double(nowMs - $0) / 1000 }, digits: 1) }
+        func age(_ ms: Int64?, from now: Double) -> JSONValue { .number(ms.map { (now - Double($0)) / 1000 }, digits: 1) }
         func counts(_ counter: ReasonCounter) -> JSONValue { .object(counter.snapshot.map { ($0.0, .number($0.1)) }) }
         let rest: [(String, JSONValue)] = [
             ("version", .string(KeepAliveVersion.string)),
             ("since", .timestamp(since)),
             ("gps", .object([
-                ("state", .string(gps.state)), ("last_fix_age_s", age(gps.lastFixMs)), ("reacquisitions", .number(gps.reacquisitions)),
+                ("state", .string(gps.state)), ("last_fix_age_s", age(gps.lastFixMs, from: kernelMs)), ("reacquisitions", .number(gps.reacquisitions)),
                 ("dropped", counts(counters.gpsDropped)),
             ])),
             ("hr", .object([
-                ("state", .string(heartRate.state)), ("last_sample_age_s", age(heartRate.lastSampleMs)),
+                ("state", .string(heartRate.state)), ("last_sample_age_s", age(heartRate.lastSampleMs, from: kernelMs)),
                 ("reacquisitions", .number(heartRate.reacquisitions)), ("bpm", .number(heartRate.lastValidBPM)),
                 ("dropped", counts(counters.heartRateDropped)),
                 ("receive_time_used", counts(counters.heartRateReceiveTimeUsed)),
             ])),
             ("outbox", .object([
-                ("pending", .number(outbox?.pending)), ("oldest_age_s", age(outbox?.oldestCreatedMs)),
+                ("pending", .number(outbox?.pending)), ("oldest_age_s", age(outbox?.oldestCreatedMs, from: nowMs)),
                 ("set_aside", .number(outbox?.setAside)), ("retried", .number(retried)), ("held", .number(held)),
             ])),
             ("store", .object([
@@ -99,7 +102,9 @@ struct StatusReporter: Service, CustomStringConvertible {
                     ("folded_rows", .number(journal.foldedRows)),
                 ])),
             ] + (storageError.map { [("error", JSONValue.string($0))] } ?? []))),
-            ("clock", .object([("source", .string(clock.source)), ("skew_s", .number(clock.skewS, digits: 3))])),
+            ("clock", .object([
+                ("source", .string(stamps.source)), ("skew_s", .number(stamps.skewS, digits: 3)), ("synchronised", .bool(synchronised)),
+            ])),
         ]
         return { seq in .object([("state", "online"), ("seq", .int(seq))] + rest) }
     }

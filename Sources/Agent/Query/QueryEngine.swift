@@ -82,12 +82,15 @@ final class QueryEngine {
         }
     }
 
-    /// The local day named by `text`: a real date, not after today.
+    /// The local day named by `text`: a real date, not after the agent's today — unless the store
+    /// holds data stamped on it (fixes dated by a GPS ahead of a clock not yet set are answered
+    /// on the clock that stamped them).
     func day(of text: String, now: Date) throws -> LocalDay {
         guard let day = LocalDay(text, timeZone: settings.timeZone) else {
             throw QueryError(code: .invalidDate, message: "\"\(text.prefix(40))\" is not a date (YYYY-MM-DD)")
         }
-        guard day.boundsMs.start <= Self.ms(now) else {
+        let bounds = day.boundsMs
+        guard try bounds.start <= Self.ms(now) || openReader().hasRawData(fromMs: bounds.start, toMs: bounds.end) else {
             let today = LocalDay(containing: now, timeZone: settings.timeZone)
             throw QueryError(code: .futureDate, message: "\(day) is after today (\(today) in \(settings.zoneName))")
         }

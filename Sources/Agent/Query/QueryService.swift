@@ -26,6 +26,7 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
     private let quickEngine: QueryEngineBox
     private let bucket: LockedTokenBucket
     private let waiting = LockedCounter()
+    private let clock: AgentClock
 
     /// Requests waiting for the store; more are refused as rate-limited.
     static let maximumQueued = 32
@@ -35,9 +36,10 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
     private let foldJournal: (@Sendable () async -> Void)?
 
     init(
-        config: AgentConfig, client: MQTTClient, settings: AggregateSettings, foldJournal: (@Sendable () async -> Void)? = nil,
-        logger: Logger
+        config: AgentConfig, client: MQTTClient, settings: AggregateSettings, clock: AgentClock,
+        foldJournal: (@Sendable () async -> Void)? = nil, logger: Logger
     ) {
+        self.clock = clock
         self.foldJournal = foldJournal
         let root = config.topicRoot
         filters = ["\(root)/selection/date"] + config.query.extraTopics
@@ -80,7 +82,7 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
         case .failure(let error):
             send(error.reply, to: route.topic, correlationData: correlation, qos: qos)
         case .success(let request):
-            if let reply = quickEngine.engine.quickAnswer(request, now: Date()) {
+            if let reply = quickEngine.engine.quickAnswer(request, now: clock.now()) {
                 return send(reply, to: route.topic, correlationData: correlation, qos: qos)
             }
             guard waiting.increment(below: Self.maximumQueued) else {
@@ -91,7 +93,7 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
             }
             engineQueue.async { [self] in
                 waitForFold()
-                let reply = engine.engine.answer(request, now: Date())
+                let reply = engine.engine.answer(request, now: clock.now())
                 send(reply, to: route.topic, correlationData: correlation, qos: qos)
                 waiting.decrement()
             }

@@ -10,6 +10,7 @@ struct RetentionService: Service, CustomStringConvertible {
     let store: Store
     let retentionDays: Int
     let maxBytes: Int
+    let clock: AgentClock
     let logger: Logger
     var firstRunAfter: Duration = .seconds(60)
     var period: Duration = .seconds(3600)
@@ -22,16 +23,26 @@ struct RetentionService: Service, CustomStringConvertible {
             guard await sleepUnlessShuttingDown(for: wait) else { return }
             wait = period
             do {
-                try await pruneOnce()
+                if let now = clock.trustedNow() {
+                    try await pruneOnce(now: now)
+                } else {
+                    // A Pi booted at its last saved time (or in 1970) with no GPS time yet: an age
+                    // cut on that clock could drop recent days. Only the size cap applies.
+                    logger.notice("the clock is not trusted yet; pruning by size only")
+                    try await pruneOnce(now: nil)
+                }
             } catch {
                 logger.warning("pruning failed; will try again", metadata: ["error": "\(error)"])
             }
         }
     }
 
-    func pruneOnce(now: Date = Date()) async throws {
-        let cutoff = Int64((now.timeIntervalSince1970 - Double(retentionDays) * 86_400) * 1000)
-        var deleted = try await pruneChunks(beforeMs: cutoff)
+    /// Prunes by age on `now` (nil: by size only).
+    func pruneOnce(now: Date?) async throws {
+        var deleted = 0
+        if let now {
+            deleted += try await pruneChunks(beforeMs: Int64((now.timeIntervalSince1970 - Double(retentionDays) * 86_400) * 1000))
+        }
         if maxBytes > 0 {
             // Over the cap: drop the oldest hour of raw data at a time until under it.
             while try await store.space().usedBytes > Int64(maxBytes), let oldest = try await store.oldestRawTimeMs() {

@@ -14,6 +14,7 @@ struct StoreFileWatchService: Service, CustomStringConvertible {
     let writer: SampleWriter
     let board: SensorBoard
     let topicRoot: String
+    let clock: AgentClock
     var interval: Duration = .seconds(2)
     let logger: Logger
 
@@ -50,7 +51,7 @@ struct StoreFileWatchService: Service, CustomStringConvertible {
                 ])),
             ]
             if let aside = report.movedAside { details.append(("kept_as", .string(aside))) }
-            try? await writer.publish([EventDraft.make(root: topicRoot, kind: "storage", details: details)])
+            try? await writer.publish([EventDraft.make(root: topicRoot, kind: "storage", details: details, at: clock.now())])
         }
     }
 }

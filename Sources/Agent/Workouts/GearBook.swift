@@ -10,13 +10,15 @@ actor GearBook {
     private let store: Store
     private let writer: SampleWriter
     private let topicRoot: String
+    private let clock: AgentClock
     private let autoCredit: Bool
     private let logger: Logger
 
     /// Percentages of `limit_km` announced once each.
     static let limitPercents = [80, 100]
 
-    init(store: Store, writer: SampleWriter, topicRoot: String, autoCredit: Bool, logger: Logger) {
+    init(store: Store, writer: SampleWriter, topicRoot: String, clock: AgentClock, autoCredit: Bool, logger: Logger) {
+        self.clock = clock
         self.store = store
         self.writer = writer
         self.topicRoot = topicRoot
@@ -32,7 +34,7 @@ actor GearBook {
     // MARK: - Operations
 
     func add(id: String, name: String, startKm: Double, limitKm: Double?) async throws -> StoredGear {
-        try await store.addGear(id: id, name: name, startKm: startKm, limitKm: limitKm, nowMs: Self.nowMs())
+        try await store.addGear(id: id, name: name, startKm: startKm, limitKm: limitKm, nowMs: clock.nowMs())
         return try await announce(id)
     }
 
@@ -79,7 +81,7 @@ actor GearBook {
     private func credit(_ workout: StoredWorkout, to gearID: String) async throws -> StoredGear? {
         let km = workout.distanceM / 1000
         let outcome = try await store.credit(
-            workoutID: workout.id, to: gearID, km: km, workoutEndMs: workout.endMs ?? workout.startMs, nowMs: Self.nowMs())
+            workoutID: workout.id, to: gearID, km: km, workoutEndMs: workout.endMs ?? workout.startMs, nowMs: clock.nowMs())
         if case .unchanged = outcome { return try await store.gear(id: gearID) }
         if case .moved(let from) = outcome { _ = try await announce(from) }
         guard let gear = try await store.gear(id: gearID) else { return nil }
@@ -87,7 +89,7 @@ actor GearBook {
             EventDraft.make(root: topicRoot, kind: "gear", details: [
                 ("op", "credited"), ("gear", .string(gearID)), ("name", .string(gear.name)), ("workout", .string(workout.id)),
                 ("km", .number(km, digits: 3)), ("total_km", .number(gear.totalKm, digits: 3)),
-            ])
+            ], at: clock.now())
         ]
         if let limit = gear.limitKm, limit > 0 {
             let crossed = Self.limitPercents.filter { $0 > gear.warnedPercent && gear.totalKm >= limit * Double($0) / 100 }
@@ -96,7 +98,7 @@ actor GearBook {
                     ("op", "limit"), ("gear", .string(gearID)), ("name", .string(gear.name)), ("percent", .number(percent)),
                     ("total_km", .number(gear.totalKm, digits: 3)), ("limit_km", .number(limit, digits: 3)),
                     ("message", .string(percent >= 100 ? "time for new shoes" : "\(gear.name) has reached \(percent) % of its limit")),
-                ]))
+                ], at: clock.now()))
             }
             if let highest = crossed.last { try await store.markGearWarned(id: gearID, percent: highest) }
         }
@@ -128,7 +130,6 @@ actor GearBook {
         ]
     }
 
-    private static func nowMs() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 }
 
 enum GearError: Error, CustomStringConvertible {

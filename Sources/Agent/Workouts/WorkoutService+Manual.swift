@@ -20,7 +20,7 @@ extension WorkoutService {
 
     func startManual(sport: String?) async throws -> StoredWorkout {
         if let manual { throw ManualError.alreadyRunning(id: manual.id) }
-        guard let now = await time.now() else { throw ManualError.noTrustedTime }
+        guard let now = clock.trustedNow() else { throw ManualError.noTrustedTime }
         let startMs = Self.ms(now)
         let id = WorkoutDocument.id(deviceID: deviceID, startMs: startMs)
         let summary = WorkoutSummary.compute(
@@ -43,7 +43,7 @@ extension WorkoutService {
     /// Ends the manual workout now; `sport` overrides the one it was started with.
     func stopManual(sport: String?) async throws -> StoredWorkout {
         guard let open = manual else { throw ManualError.notRunning }
-        guard let now = await time.now() else { throw ManualError.noTrustedTime }
+        guard let now = clock.trustedNow() else { throw ManualError.noTrustedTime }
         let endMs = max(Self.ms(now), open.startMs)
         let summary = try await measure(fromMs: open.startMs, toMs: endMs)
         let document = WorkoutDocument(

@@ -20,7 +20,7 @@ actor WorkoutService: Service, CustomStringConvertible {
     let store: Store
     let writer: SampleWriter
     let gear: GearBook
-    let time: TrustedTime
+    let clock: AgentClock
     /// Tells the daily aggregates that a day's workouts changed.
     let workoutsChanged: @Sendable (_ startMs: Int64) async -> Void
     private let pollInterval: Duration
@@ -49,7 +49,7 @@ actor WorkoutService: Service, CustomStringConvertible {
 
     init(
         settings: WorkoutSettings, aggregate: AggregateSettings, deviceID: String, topicRoot: String, store: Store, writer: SampleWriter,
-        gear: GearBook, time: TrustedTime, pollInterval: Duration = .seconds(5), logger: Logger,
+        gear: GearBook, clock: AgentClock, pollInterval: Duration = .seconds(5), logger: Logger,
         workoutsChanged: @escaping @Sendable (_ startMs: Int64) async -> Void = { _ in }
     ) {
         self.settings = settings
@@ -59,7 +59,7 @@ actor WorkoutService: Service, CustomStringConvertible {
         self.store = store
         self.writer = writer
         self.gear = gear
-        self.time = time
+        self.clock = clock
         self.pollInterval = pollInterval
         self.logger = logger
         self.workoutsChanged = workoutsChanged
@@ -69,10 +69,10 @@ actor WorkoutService: Service, CustomStringConvertible {
     nonisolated var description: String { "WorkoutService" }
 
     func run() async throws {
-        var now = await time.now()
+        var now = clock.trustedNow()
         while now == nil {
             guard await sleepUnlessShuttingDown(for: .seconds(5)) else { return }
-            now = await time.now()
+            now = clock.trustedNow()
         }
         guard let startTime = now else { return }
         do {
@@ -81,7 +81,7 @@ actor WorkoutService: Service, CustomStringConvertible {
             logger.error("cannot read the store to look for workouts", metadata: ["error": "\(error)"])
         }
         while await sleepUnlessShuttingDown(for: pollInterval) {
-            guard let now = await time.now() else { continue }
+            guard let now = clock.trustedNow() else { continue }
             do {
                 try await tick(nowMs: Self.ms(now))
             } catch {
@@ -185,7 +185,7 @@ actor WorkoutService: Service, CustomStringConvertible {
             if announced.removeValue(forKey: id) != nil {
                 try await store.deleteWorkout(id: id)
                 try await writer.publish([
-                    EventDraft.make(root: topicRoot, kind: "workout", details: [("op", "discarded"), ("id", .string(id)), ("reason", .string(reason))])
+                    EventDraft.make(root: topicRoot, kind: "workout", details: [("op", "discarded"), ("id", .string(id)), ("reason", .string(reason))], at: clock.now())
                 ])
             }
             return
@@ -238,7 +238,7 @@ actor WorkoutService: Service, CustomStringConvertible {
     func workoutEvent(_ op: String, _ workout: StoredWorkout, extra: [(String, JSONValue)] = []) -> OutboxDraft {
         EventDraft.make(root: topicRoot, kind: "workout", details: [
             ("op", .string(op)), ("id", .string(workout.id)), ("sport", .string(workout.sport)), ("source", .string(workout.source)),
-        ] + extra)
+        ] + extra, at: clock.now())
     }
 
     /// What a notification says: "5.2 km run done".

@@ -1,27 +1,39 @@
 import CTimex
 import Foundation
+import Supervision
 
-/// The system clock as the agent sees it: what time it is and whether NTP (or chrony,
-/// systemd-timesyncd) has synchronised it. A Pi has no RTC: at boot it is not synchronised.
-protocol SystemClock: Sendable {
-    func now() -> Date
+/// What the kernel says: the time of day and whether NTP (or chrony, systemd-timesyncd) has
+/// synchronised it. A Pi has no RTC: at boot it is not synchronised.
+protocol KernelTime: WallClock {
     func isSynchronised() -> Bool
+    /// Time since an arbitrary fixed point on a clock no step of the wall clock moves: how a
+    /// step is told from time that really passed.
+    func uptime() -> Duration
+}
+
+extension KernelTime {
+    func uptime() -> Duration { KernelClockOrigin.instant.duration(to: .now) }
+}
+
+private enum KernelClockOrigin {
+    static let instant = ContinuousClock.now
 }
 
 /// The kernel's view: `ntp_adjtime` reports STA_UNSYNC (or TIME_ERROR) until a time daemon
 /// has set and disciplined the clock.
 ///
 /// `TestHooks` can override the kernel's answer and set the clock off (tests, the demo, faults).
-struct KernelClock: SystemClock {
+struct KernelClock: KernelTime {
     private let override: Bool?
     private let offset: TimeInterval
+    private let realtime = SystemClock()
 
     init(hooks: TestHooks = .current) {
         override = hooks.clockSynchronised
         offset = hooks.clockOffsetS
     }
 
-    func now() -> Date { Date().addingTimeInterval(offset) }
+    func now() -> Date { realtime.now().addingTimeInterval(offset) }
 
     func isSynchronised() -> Bool {
         if let override { return override }
