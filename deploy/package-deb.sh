@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds keepalive_<version>_<arch>.deb in OUTDIR: a release binary with the Swift runtime linked
-# in (the Pi needs no Swift), the systemd unit, /etc/keepalive/config.toml as a conffile, and the
-# reference heart-rate bridge. Depends: is computed by dpkg-shlibdeps from the binary.
+# in (the Pi needs no Swift), the systemd unit, /etc/keepalive/config.toml as a conffile, chrony's
+# GPS reference clock (/etc/chrony/conf.d/keepalive-gps.conf) and the reference heart-rate bridge. Depends: is computed by dpkg-shlibdeps from the binary.
 # Usage: deploy/package-deb.sh OUTDIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +22,8 @@ install -D -m 0755 "$BIN" "$STAGE/usr/bin/keepalive"
 strip --strip-unneeded "$STAGE/usr/bin/keepalive"
 install -D -m 0644 deploy/keepalive.service "$STAGE/lib/systemd/system/keepalive.service"
 install -D -m 0644 config.toml "$STAGE/etc/keepalive/config.toml"
+# The GPS as chrony's reference clock: read once chrony is installed (Recommends), idle otherwise.
+install -D -m 0644 deploy/chrony/keepalive-gps.conf "$STAGE/etc/chrony/conf.d/keepalive-gps.conf"
 install -D -m 0755 deploy/hr-bridge/keepalive_hr_bridge.py "$STAGE/usr/share/keepalive/hr-bridge/keepalive_hr_bridge.py"
 install -D -m 0644 deploy/hr-bridge/keepalive_pmd.py "$STAGE/usr/share/keepalive/hr-bridge/keepalive_pmd.py"
 install -D -m 0644 deploy/hr-bridge/README.md "$STAGE/usr/share/doc/keepalive/hr-bridge.md"
@@ -44,7 +46,7 @@ Architecture: $ARCH
 Maintainer: KeepAlive developers <keepalive@localhost>
 Installed-Size: $(du -sk "$STAGE" | cut -f1)
 Depends: $DEPENDS
-Recommends: gpsd, mosquitto
+Recommends: gpsd, mosquitto, chrony
 Suggests: python3-bleak, python3-paho-mqtt
 Section: misc
 Priority: optional
@@ -52,7 +54,7 @@ Description: edge agent for GPS and heart rate on a Raspberry Pi
  Reads a USB GPS through gpsd and a BLE heart-rate strap through a bridge, keeps everything
  in a local SQLite store, and publishes location, status and daily health to MQTT.
 CONTROL
-echo "/etc/keepalive/config.toml" >"$STAGE/DEBIAN/conffiles"
+printf '/etc/keepalive/config.toml\n/etc/chrony/conf.d/keepalive-gps.conf\n' >"$STAGE/DEBIAN/conffiles"
 
 cat >"$STAGE/DEBIAN/postinst" <<'SCRIPT'
 #!/bin/sh

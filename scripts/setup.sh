@@ -32,6 +32,22 @@ if ((${#missing[@]})); then
     $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+# chronyd, to check deploy/chrony against Debian's own: unpacked from the package, not installed
+# (installing chrony would replace this machine's time service).
+if [ ! -x /usr/sbin/chronyd ] && [ ! -x .build/tools/chrony/usr/sbin/chronyd ]; then
+  download=$(mktemp -d)
+  chmod 0777 "$download"  # apt's _apt user writes the download
+  if ! (cd "$download" && apt-get download -qq chrony 2>/dev/null); then
+    SUDO=""
+    if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+    $SUDO apt-get update -qq
+    (cd "$download" && apt-get download -qq chrony)
+  fi
+  mkdir -p .build/tools/chrony
+  dpkg -x "$download"/chrony_*.deb .build/tools/chrony
+  rm -rf "$download"
+fi
+
 if ! command -v swift >/dev/null 2>&1; then
   for candidate in /opt/swift/usr/bin /usr/share/swift/usr/bin "$HOME/swift/usr/bin"; do
     if [ -x "$candidate/swift" ]; then export PATH="$candidate:$PATH"; break; fi

@@ -31,6 +31,7 @@ struct DebianPackageTests {
         #expect(!depends.contains("swift"), "the Swift runtime is linked in")
         let (_, contents) = try await run(dpkgDeb, ["-c", deb])
         for path in ["./usr/bin/keepalive", "./lib/systemd/system/keepalive.service", "./etc/keepalive/config.toml",
+                     "./etc/chrony/conf.d/keepalive-gps.conf",
                      "./usr/share/keepalive/hr-bridge/keepalive_hr_bridge.py",
                      "./usr/share/keepalive/hr-bridge/keepalive_pmd.py", "./usr/share/doc/keepalive/LICENSE.sleepecg"] {
             #expect(contents.contains(path), "\(path) missing")
@@ -40,6 +41,7 @@ struct DebianPackageTests {
         #expect(extracted == 0)
         let conffiles = try String(contentsOfFile: control.file("DEBIAN/conffiles"), encoding: .utf8)
         #expect(conffiles.contains("/etc/keepalive/config.toml"))
+        #expect(conffiles.contains("/etc/chrony/conf.d/keepalive-gps.conf"), "an owner's edit of the GPS offset survives upgrades")
 
         // Each dependency is satisfied by what this (Debian 12) machine has installed.
         let clauses = depends.split(separator: ":", maxSplits: 1).last!.split(separator: ",")
