@@ -18,7 +18,7 @@ struct AgentClockTests {
         let clock = ServicesInProcessTests.ManualClock(Self.t0, synchronised: false)
         #expect(clock.agent.trustedNow() == nil)
         #expect(clock.agent.now() == Self.t0)
-        #expect(clock.agent.source == .system)
+        #expect(!clock.agent.isGPSCorrected)
     }
 
     @Test("unsynchronised with a GPS-timed fix: the agent's time is the kernel's corrected by GPS time")
@@ -30,7 +30,7 @@ struct AgentClockTests {
         #expect(clock.agent.now() == Self.t0.addingTimeInterval(3 * 86_400 + 10))
         #expect(clock.agent.trustedNow() == clock.agent.now())
         #expect(clock.agent.systemNow() == Self.t0.addingTimeInterval(10), "receive stamps stay on the kernel's clock")
-        #expect(clock.agent.source == .gps)
+        #expect(clock.agent.isGPSCorrected)
     }
 
     @Test("once the kernel's clock is synchronised, the agent's time is the kernel's")
@@ -39,7 +39,7 @@ struct AgentClockTests {
         clock.agent.observe(gpsTime: Self.t0.addingTimeInterval(0.4), systemTime: Self.t0)
         clock.kernel.setSynchronised(true)
         #expect(clock.agent.now() == Self.t0)
-        #expect(clock.agent.source == .system)
+        #expect(!clock.agent.isGPSCorrected)
     }
 
     @Test("a clock stepped forward by 30 minutes publishes the slot it lands in, without filling the slots it skipped")

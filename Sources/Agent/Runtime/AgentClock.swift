@@ -44,9 +44,9 @@ final class AgentClock: WallClock {
         return gpsCorrection.withLock { $0 }.map { system.addingTimeInterval($0) }
     }
 
-    /// Where `now()` comes from at the moment: the kernel's clock or GPS time.
-    var source: ClockRule.Source {
-        kernel.isSynchronised() || gpsCorrection.withLock({ $0 }) == nil ? .system : .gps
+    /// Whether `now()` is the kernel's time corrected by GPS time at the moment.
+    var isGPSCorrected: Bool {
+        !kernel.isSynchronised() && gpsCorrection.withLock({ $0 }) != nil
     }
 
     /// A fix stamped with GPS time, read when the kernel said `systemTime`.
