@@ -12,14 +12,27 @@ struct GPSTests {
         let broker = try MosquittoBroker()
         let capture = Tools.fixture("gpsd/bu353s4.log")
         let today = try await MQTTSubscriber(port: broker.port, filter: "keepalive/testpi/health/today")
-        // gpsfake plays its log once whether anyone listens or not: slowly enough (27 s) that an
-        // agent slow to start under load still gets most of it.
-        let gps = try await GPSFake(capture: capture, cycle: 0.3, once: true, linger: 1)
+        // gpsfake plays its log whether anyone listens or not: looped, so an agent however slow to
+        // start under load sees all of it (a replayed second is a duplicate and stored once).
+        let gps = try await GPSFake(capture: capture, cycle: 0.1)
+        defer { gps.stop() }
+        // gpsd needs a couple of seconds of sentences to recognise the receiver, on every pass:
+        // the first fixes of the log are never reported.
+        let expectedTimes = Set(try GPSDExpected.positions(chk: capture + ".chk").compactMap(\.timeMs).sorted().dropFirst(3))
         // The system clock counts as unsynchronised: fixes keep gpsd's own time.
         let agent = try AgentProcess(brokerPort: broker.port, gpsPort: gps.port, gpsFixTimeout: 30,
                                      extraConfig: "[schedule]\ntoday_interval_s = 1\n",
                                      environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "0"])
-        _ = await gps.process.waitForExit(timeout: 60)
+        var missingNow: [Int64] = []
+        try await Wait.until(timeout: 120, "every fix gpsd reports for the capture stored: missing \(missingNow.sorted()) of \(expectedTimes.sorted())") {
+            guard let db = try? SQLiteConnection(path: agent.storePath, readOnly: true),
+                let statement = try? db.statement("SELECT ts_ms FROM fix")
+            else { return false }
+            var times = Set<Int64>()
+            while (try? statement.step()) == true { times.insert(statement.int64(0)) }
+            missingNow = Array(expectedTimes.subtracting(times))
+            return missingNow.isEmpty
+        }
         // The day is cut on GPS time when the system clock is not synchronised (gpsd dates this
         // capture to 2034); the parked receiver's wander adds no distance.
         // (The capture was made on New Year's Eve: its fixes may straddle midnight.)
