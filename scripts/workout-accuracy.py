@@ -24,6 +24,7 @@ import glob
 import math
 import os
 import random
+import shutil
 import signal
 import socket
 import sqlite3
@@ -160,9 +161,8 @@ def run_agent(log_path, work, cycle, expected):
                                  stderr=subprocess.STDOUT, env=env)
         started = time.time()
         fake.wait(timeout=3600)
-        # The agent polls the store every 5 s and, with no heart-rate stream, holds workouts open
-        # until that stream has been silent for end_pause_s (300 s) of its own time: wait until
-        # every walk has a finished workout, or the count has not changed for 60 s after that.
+        # The agent polls the store every 5 s: wait until every walk has a finished workout, or
+        # the count has not changed for 40 s (a walk that is no workout by the rules).
         db_path = os.path.join(work, "k.db")
         seen, changed = -1, time.time()
         while time.time() - started < 1200:
@@ -175,7 +175,7 @@ def run_agent(log_path, work, cycle, expected):
                 count = -1
             if count != seen:
                 seen, changed = count, time.time()
-            if count >= expected or (time.time() - started > 330 and time.time() - changed > 60):
+            if count >= expected or time.time() - changed > 40:
                 break
     finally:
         for process in (fake, agent):
@@ -199,6 +199,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("data", help="folder with the dataset's *_conditioned.csv files")
     parser.add_argument("--only", help="only walks whose name contains this")
+    parser.add_argument("--keep", action="store_true", help="keep the working directory (store, log, NMEA)")
     parser.add_argument("--cycle", type=float, default=0.002, help="gpsfake's delay between sentences (s)")
     args = parser.parse_args()
     paths = sorted(p for p in glob.glob(os.path.join(args.data, "*_conditioned.csv")) if not args.only or args.only in p)
@@ -209,7 +210,8 @@ def main():
         fixes, wheel = read_walk(path)
         walks.append((os.path.basename(path).replace("_conditioned.csv", ""), fixes, wheel))
     base = (int(time.time()) // 3600) * 3600 - 20 * 3600
-    with tempfile.TemporaryDirectory(prefix="workout-accuracy-") as work:
+    work = tempfile.mkdtemp(prefix="workout-accuracy-")
+    try:
         text, spans = nmea_log(walks, base)
         log_path = os.path.join(work, "walks.nmea")
         with open(log_path, "w") as f:
@@ -217,6 +219,11 @@ def main():
         workouts, stored = run_agent(log_path, work, args.cycle, len(walks))
         if not workouts:
             print(open(os.path.join(work, "agent.log")).read()[-3000:])
+    finally:
+        if args.keep:
+            print("working directory kept: %s" % work)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
     print("%d fixes stored; %d workouts" % (stored, len(workouts)))
     print("%-22s %6s %6s %8s %8s %8s %7s %7s" % ("walk", "min", "m/s", "wheel_m", "gps_m", "agent_m", "agent%", "gps%"))
     errors, missed, required_missed = [], [], []

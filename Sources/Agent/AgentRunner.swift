@@ -112,7 +112,7 @@ struct AgentRunner {
         let workouts = WorkoutService(
             settings: config.workouts, aggregate: settings, deviceID: config.device.id, topicRoot: config.topicRoot, store: store,
             writer: writer, gear: gear, time: TrustedTime(clock: clock, writer: writer), logger: Logger(label: "keepalive.workouts"),
-            workoutsChanged: { await health.workoutsChanged(startingAt: $0) })
+            heartRateConfigured: config.hr.transport != .none, workoutsChanged: { await health.workoutsChanged(startingAt: $0) })
         let commands = CommandService(
             config: config, client: client, workouts: workouts, gear: gear, store: store, logger: Logger(label: "keepalive.commands"))
         for filter in commands.filters { client.handleOnNetworkThread(filter) { commands.receive($0) } }
