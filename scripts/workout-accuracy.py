@@ -144,7 +144,7 @@ def run_agent(log_path, work, cycle, expected):
     config = os.path.join(work, "config.toml")
     with open(config, "w") as f:
         f.write('[device]\nid = "accuracy"\ntimezone = "UTC"\n[mqtt]\nport = %d\n[gps]\nport = %d\nfix_timeout_s = 120\n'
-                '[hr]\ntransport = "none"\n[store]\npath = "%s/k.db"\n' % (free_port(), gps_port, work))
+                '[hr]\ntransport = "none"\n[store]\npath = "%s/k.db"\nfold_s = 1\n' % (free_port(), gps_port, work))
     env = dict(os.environ, TMPDIR=work, KEEPALIVE_CLOCK_SYNCHRONISED="1")
     fake = subprocess.Popen(["gpsfake", "-P", str(gps_port), "-1", "-W", "1", "-q", "-c", str(cycle), log_path],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
