@@ -21,9 +21,9 @@ Prints one row per walk and the summary (mean and max |error|, walks found).
 import argparse
 import csv
 import glob
+import importlib.util
 import math
 import os
-import random
 import shutil
 import signal
 import socket
@@ -128,15 +128,11 @@ def nmea_log(walks, base):
     return "".join(out), spans
 
 
-def free_port():
-    while True:
-        port = random.randint(20000, 40000)
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-                return port
-            except OSError:
-                continue
+# The free-port picker of scripts/gps-corpus.py (its name has a hyphen: loaded by path).
+_corpus_spec = importlib.util.spec_from_file_location("gps_corpus", os.path.join(ROOT, "scripts", "gps-corpus.py"))
+gps_corpus = importlib.util.module_from_spec(_corpus_spec)
+_corpus_spec.loader.exec_module(gps_corpus)
+free_port = gps_corpus.free_port
 
 
 def run_agent(log_path, work, cycle, expected):
