@@ -3,7 +3,7 @@
 as NMEA, played by gpsfake into a real gpsd, read by the agent process (`keepalive run`), and the
 workouts the agent stores are compared with the wheel's length of the same walk.
 
-Dataset: "Walked distance dataset" (Jérémy Bezançon, Malmö University; github.com/Jeremy618/TrundleWheel,
+Dataset: "Walked distance dataset" (Jérémy Bezançon, recorded in Malmö; github.com/Jeremy618/TrundleWheel,
 Data/User1_Jeremy_Bezancon/*_conditioned.csv): 15 walks of about 1000 m (slow, normal, fast,
 alternating speeds, mixed with stops; 3 each) plus one of 1250 m, 1 Hz phone GNSS (Android
 Geolocation API) with a sensorised trundle wheel counting every metre. The repository states no
