@@ -15,6 +15,7 @@ PACKAGES=(
   systemd                                        # systemd-analyze, to check deploy/keepalive.service
   dpkg-dev binutils                              # dpkg-shlibdeps and strip for deploy/package-deb.sh
   libxml2-utils                                  # xmllint: the workout GPX/TCX tests validate against their XSDs
+  python3-numpy                                  # scripts/steps-accuracy.py and Tests/Fixtures/steps/make_fixtures.py
 )
 
 missing=()

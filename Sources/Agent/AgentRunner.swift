@@ -96,7 +96,7 @@ struct AgentRunner {
                 logger: Logger(label: "keepalive.gps"))))
         }
         let homeAssistant = HomeAssistantDiscovery(
-            config: config, writer: writer, minimumInterval: .seconds(TestHooks.current.homeAssistantReannounceMinS ?? 60),
+            config: config, writer: writer, store: store, minimumInterval: .seconds(TestHooks.current.homeAssistantReannounceMinS ?? 60),
             logger: Logger(label: "keepalive.homeassistant"))
         let settings = AggregateSettings(config: config)
         let health = HealthPublisher(
@@ -109,11 +109,11 @@ struct AgentRunner {
         for filter in queries.filters { client.handleOnNetworkThread(filter) { queries.receive($0) } }
         let gear = GearBook(
             store: store, writer: writer, topicRoot: config.topicRoot, clock: clock, autoCredit: config.workouts.autoCredit,
-            logger: Logger(label: "keepalive.gear"))
+            logger: Logger(label: "keepalive.gear"), gearChanged: { await homeAssistant.gearChanged($0) })
         let workouts = WorkoutService(
             settings: config.workouts, aggregate: settings, deviceID: config.device.id, topicRoot: config.topicRoot, store: store,
             writer: writer, gear: gear, clock: clock, logger: Logger(label: "keepalive.workouts"),
-            workoutsChanged: { await health.workoutsChanged(startingAt: $0) })
+            heartRateConfigured: config.hr.transport != .none, workoutsChanged: { await health.workoutsChanged(startingAt: $0) })
         let commands = CommandService(
             config: config, client: client, workouts: workouts, gear: gear, store: store, logger: Logger(label: "keepalive.commands"))
         for filter in commands.filters { client.handleOnNetworkThread(filter) { commands.receive($0) } }

@@ -70,6 +70,21 @@ struct AccelerationStepCounterTests {
         #expect(abs(counted - reference) * 100 <= reference * 2, "net: \(counted) counted, \(reference) in the reference")
     }
 
+    @Test("a phone hung on the chest (Oxford Step Counter, neck pouch, 2 people): each walk within 3 % of the ground-truth count")
+    func oxfordNeckPouch() throws {
+        let batches = try AccelerationFixtures.batches("oxford-neckpouch-acc.ndjson")
+        let recordings = try #require(try AccelerationFixtures.reference()["oxford"] as? [[String: Any]])
+        #expect(recordings.count == 2)
+        for recording in recordings {
+            let sensor = try #require(recording["sensor"] as? String)
+            let truth = try #require(recording["steps"] as? Int)
+            var counter = AccelerationStepCounter(windowMs: 60_000)
+            let counted = try AccelerationFixtures.count(batches.filter { $0.sensor == sensor }, counter: &counter).reduce(0) { $0 + $1.steps }
+            print("Oxford \(sensor): \(counted) steps counted, \(truth) by the ground-truth device")
+            #expect(abs(counted - truth) * 100 <= truth * 3, "\(sensor): counted \(counted) of \(truth)")
+        }
+    }
+
     @Test("batch boundaries change nothing: the same signal cut 1, 7, 36 or 333 samples at a time", arguments: [1, 7, 36, 333])
     func seams(size: Int) throws {
         let whole = try AccelerationFixtures.batches("synthetic-walk-acc.ndjson")

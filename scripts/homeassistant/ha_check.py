@@ -17,6 +17,8 @@ through HA's device registry, entity registry and state machine:
  6. payloads of the shape issues 18-20 specify (synthesised here, said so) fill those entities too,
     and a stale location without a position leaves the tracker unknown;
  7. a restart with GPS disabled removes the GPS entities from HA (empty retained configs);
+ 8. each pair of shoes added by cmd/gear is a sensor (km, its limit and the share used as
+    attributes); a retired pair's sensor is removed, and a restart keeps the registered one;
 and, throughout, nothing logged by HA at WARNING or above (a template error would be).
 
 Usage: ha_check.py --agent PATH [--keep]
@@ -170,6 +172,7 @@ async def check(agent_binary, directory):
         assert_quiet(ha, "with real data")
         report(ha)
         await real_workout(ha, capture, ids)
+        shoes = await shoes_phase(ha, capture)
 
         def births():
             return [m["t"] for m in capture.snapshot() if m["topic"] == "homeassistant/status" and m["payload"] == "online"]
@@ -192,7 +195,7 @@ async def check(agent_binary, directory):
         step(f"SIGKILL: the will made all {len(entities)} entities unavailable")
 
         await synthesised_phase(ha, capture)
-        await removal_phase(ha, capture, agent_binary, directory, broker_port, gps_port, hr_port, processes)
+        await removal_phase(ha, capture, agent_binary, directory, broker_port, gps_port, hr_port, processes, shoes)
         assert_quiet(ha, "at the end")
     finally:
         capture.save(os.path.join(directory, "captured.jsonl"))
@@ -216,6 +219,54 @@ async def real_workout(ha, capture, ids):
     last = capture.last(f"{ROOT}/workout/last")
     step(f"a workout started and stopped by command: HA shows the agent's workout/last (distance {last['distance_m']} m, "
          f"{last['elapsed_s']} s, TRIMP {last['trimp']})")
+
+
+async def shoes_phase(ha, capture):
+    """Two pairs added by command (`cmd/gear`, as `keepalive gear add` sends it): each appears as a
+    sensor in km with its limit; the one retired disappears (registry and state). Returns the
+    unique ids of the pairs still registered."""
+    pairs = {"pegasus-41": ("Pegasus 41", 120.5, 800.0), "old_trail": ("Old trail", 640.0, 700.0)}
+
+    def command(body):
+        capture.publish(f"{ROOT}/cmd/gear", json.dumps(body), retain=False)
+    for gear_id, (name, start_km, limit_km) in pairs.items():
+        await asyncio.to_thread(command, {"op": "add", "id": gear_id, "name": name, "start_km": start_km, "limit_km": limit_km})
+    device = ha.device(NODE)
+
+    def entry(gear_id):
+        return ha.entities(device).get(f"{NODE}_shoe_{gear_id}")
+
+    def shown():
+        for gear_id, (name, start_km, limit_km) in pairs.items():
+            found = entry(gear_id)
+            if found is None:
+                return f"no entity for {gear_id}"
+            state = ha.state(found.entity_id)
+            if state is None or not expect.state_matches(state.state, round(start_km, 1)):
+                return f"{gear_id}: state {state and state.state!r}, expected {start_km}"
+            a = state.attributes
+            wanted = {"unit_of_measurement": "km", "device_class": "distance", "state_class": "total", "limit_km": limit_km,
+                      "percent_of_limit": round(start_km / limit_km * 100, 1), "runs": 0, "friendly_name": f"KeepAlive {DEVICE} Shoes {name}"}
+            wrong = {k: a.get(k) for k, v in wanted.items() if a.get(k) != v}
+            if wrong:
+                return f"{gear_id}: attributes {wrong}, expected {wanted}"
+        return None
+    await eventually(shown, 20, "a sensor per pair of shoes (km, with its limit)")
+    step("two pairs added by cmd/gear: " + ", ".join(
+        f"{entry(g).entity_id} = {ha.state(entry(g).entity_id).state} km of {ha.state(entry(g).entity_id).attributes['limit_km']}"
+        for g in pairs))
+    retired = entry("old_trail").entity_id
+    await asyncio.to_thread(command, {"op": "retire", "id": "old_trail"})
+
+    def gone():
+        if entry("old_trail") is not None:
+            return "still registered"
+        return "still with a state" if ha.state(retired) is not None else None
+    await eventually(gone, 20, "the retired pair's sensor removed")
+    assert entry("pegasus-41") is not None, "the other pair was removed too"
+    assert_quiet(ha, "with shoes")
+    step(f"retired old_trail: {retired} removed (registry and state); pegasus-41 stays")
+    return [f"{NODE}_shoe_pegasus-41"]
 
 
 async def synthesised_phase(ha, capture):
@@ -249,11 +300,12 @@ async def synthesised_phase(ha, capture):
          + "; a stale location without a position: tracker unknown")
 
 
-async def removal_phase(ha, capture, agent_binary, directory, broker_port, gps_port, hr_port, processes):
-    """The agent restarted with [gps] enabled = false removes its GPS entities from HA."""
+async def removal_phase(ha, capture, agent_binary, directory, broker_port, gps_port, hr_port, processes, shoes):
+    """The agent restarted with [gps] enabled = false removes its GPS entities from HA; the pair of
+    shoes still registered stays."""
     config = rig.write_agent_config(directory, DEVICE, broker_port, gps_port, hr_port, gps_enabled=False)
     processes.append(rig.start_agent(agent_binary, config, directory, name="agent-without-gps"))
-    kept = {f"{NODE}_{i}" for i in expect.expected_ids(gps=False)}
+    kept = {f"{NODE}_{i}" for i in expect.expected_ids(gps=False)} | set(shoes)
     device = ha.device(NODE)
 
     gone = sorted(expect.expected_ids() - expect.expected_ids(gps=False))
@@ -264,6 +316,8 @@ async def removal_phase(ha, capture, agent_binary, directory, broker_port, gps_p
         left = set(ha.entities(device)) - kept
         if left:
             return f"still registered: {sorted(left)}"
+        if kept - set(ha.entities(device)):
+            return f"removed though kept: {sorted(kept - set(ha.entities(device)))}"
         stated = [i for i in gone if ha.state(f"{expect.ENTITIES[i][0]}.{NODE}_{i}") is not None]
         return f"removed but still with a state: {stated}" if stated else None
     await eventually(removed, 30, "the GPS entities removed (registry and states) after a restart with GPS disabled")

@@ -141,7 +141,7 @@ enum ConfigKeys {
         return [
             .bool("workouts", "enabled", \.workouts.enabled, default: true),
             seconds("start_moving_s", \.workouts.startMovingS, 60, 5...3600),
-            .double("workouts", "pause_distance_m", \.workouts.pauseDistanceM, default: 10, in: 1...1000),
+            .double("workouts", "pause_distance_m", \.workouts.pauseDistanceM, default: 5, in: 1...1000),
             seconds("pause_window_s", \.workouts.pauseWindowS, 10, 2...600),
             seconds("end_pause_s", \.workouts.endPauseS, 300, 10...86_400),
             seconds("merge_gap_s", \.workouts.mergeGapS, 120, 0...3600),

@@ -5,7 +5,7 @@ struct WorkoutSettings: Sendable, Equatable {
     /// Moving without a pause this long starts a workout (and it starts where the moving began).
     var startMovingS = 60.0
     /// Moving: at least `pauseDistanceM` covered in the last `pauseWindowS` (below it: paused).
-    var pauseDistanceM = 10.0
+    var pauseDistanceM = 5.0
     var pauseWindowS = 10.0
     /// Paused this long ends the workout, at its last moving moment.
     var endPauseS = 300.0

@@ -25,7 +25,7 @@ struct DiscoveryDocument: Sendable {
     var configFilter: String { "\(discoveryPrefix)/+/\(nodeID)/+/config" }
 
     func payload(for entity: DiscoveryEntity) -> JSONValue {
-        let stateTopic = JSONValue.string("\(topicRoot)/\(entity.source.rawValue)")
+        let stateTopic = JSONValue.string("\(topicRoot)/\(entity.topic ?? entity.source.rawValue)")
         var members: [(String, JSONValue)] = [
             ("name", .string(entity.name)),
             ("unique_id", .string("\(nodeID)_\(entity.objectID)")),
@@ -40,6 +40,9 @@ struct DiscoveryDocument: Sendable {
             ]
         case .sensor, .binarySensor:
             members += [("state_topic", stateTopic), ("value_template", .string(entity.template))]
+            if let attributes = entity.attributesTemplate {
+                members += [("json_attributes_topic", stateTopic), ("json_attributes_template", .string(attributes))]
+            }
         }
         let optional: [(String, JSONValue?)] = [
             ("device_class", entity.deviceClass.map(JSONValue.string)),

@@ -14,6 +14,8 @@ struct DiscoveryEntity: Sendable, Equatable {
         case healthToday = "health/today"
         /// Retained by the workouts feature (issue 20) once it lands.
         case workoutLast = "workout/last"
+        /// Retained `gear/<id>`, one per registered pair (`topic` names it).
+        case gear
     }
 
     /// What must be configured for the entity to mean anything; others are not announced (and
@@ -43,6 +45,11 @@ struct DiscoveryEntity: Sendable, Equatable {
     /// `diagnostic` for the agent's own health figures.
     var entityCategory: String? = nil
     var requirement: Requirement = .always
+    /// The topic below the root when it is not one of `Source`'s (a pair of shoes' `gear/<id>`).
+    var topic: String? = nil
+    /// A `json_attributes_template` on the same topic, for a sensor whose value has context (a
+    /// pair's limit next to its kilometres).
+    var attributesTemplate: String? = nil
 
     func isEnabled(gps: Bool, bridge: Bool) -> Bool {
         switch requirement {

@@ -13,12 +13,18 @@ actor GearBook {
     private let clock: AgentClock
     private let autoCredit: Bool
     private let logger: Logger
+    /// Told of every pair published (added, selected, credited, retired): Home Assistant's shoe sensors.
+    private let gearChanged: @Sendable (StoredGear) async -> Void
 
     /// Percentages of `limit_km` announced once each.
     static let limitPercents = [80, 100]
 
-    init(store: Store, writer: SampleWriter, topicRoot: String, clock: AgentClock, autoCredit: Bool, logger: Logger) {
+    init(
+        store: Store, writer: SampleWriter, topicRoot: String, clock: AgentClock, autoCredit: Bool, logger: Logger,
+        gearChanged: @escaping @Sendable (StoredGear) async -> Void = { _ in }
+    ) {
         self.clock = clock
+        self.gearChanged = gearChanged
         self.store = store
         self.writer = writer
         self.topicRoot = topicRoot
@@ -103,6 +109,7 @@ actor GearBook {
             if let highest = crossed.last { try await store.markGearWarned(id: gearID, percent: highest) }
         }
         try await writer.publish(drafts + [Self.retained(gear, root: topicRoot)])
+        await gearChanged(gear)
         logger.info("run credited", metadata: ["gear": "\(gearID)", "workout": "\(workout.id)", "km": "\(km)", "total_km": "\(gear.totalKm)"])
         return gear
     }
@@ -111,6 +118,7 @@ actor GearBook {
     private func announce(_ id: String) async throws -> StoredGear {
         guard let gear = try await store.gear(id: id) else { throw GearError.unknown(id) }
         try await writer.publish([Self.retained(gear, root: topicRoot)])
+        await gearChanged(gear)
         return gear
     }
 

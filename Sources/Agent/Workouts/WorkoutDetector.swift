@@ -38,7 +38,8 @@ struct PulseSample: Sendable, Equatable {
 ///
 /// - Moving: at least `pause_distance_m` between a fix and the one `pause_window_s` before it
 ///   (a gap up to `merge_gap_s` measured over the gap), and a reported speed, where there is
-///   one, of at least half that pace. Anything less is a pause.
+///   one, of at least half that pace; the walker moved over that whole window. A pause is
+///   `pause_window_s` without a moving fix.
 /// - A session starts where moving began once it has lasted `start_moving_s`, or where the heart
 ///   rate went above the threshold once it has stayed there that long, having risen by
 ///   `hr_rise_bpm` within the 5 minutes before (a fever's steady high rate has no rise).
@@ -75,10 +76,11 @@ struct WorkoutDetector: Sendable {
     /// heart rate's rise, where moving began). Those not yet finished (see the type's comment)
     /// come last.
     func sessions(motion: [MotionSample], pulse: [PulseSample], fromMs: Int64, horizon: Horizon) -> [Session] {
-        let moving = movingFlags(motion)
+        let windows = movingWindows(motion)
         var found: [Session] = []
         var current: Session?
         var movingSince: Int64?
+        var lastMovingMs: Int64?
         var lastMotionMs: Int64?
         var aboveSince: Int64?
         var aboveRose = false
@@ -99,10 +101,14 @@ struct WorkoutDetector: Sendable {
             let since: Int64?
             let trigger: Trigger
             if takeMotion {
-                active = moving[motionIndex]
-                if active {
-                    if movingSince == nil || timeMs - (lastMotionMs ?? timeMs) > settings.mergeGapMs { movingSince = timeMs }
-                } else {
+                active = windows[motionIndex] != nil
+                if let back = windows[motionIndex] {
+                    // Moving since the start of the window that shows it, not its end.
+                    if movingSince == nil || timeMs - (lastMotionMs ?? timeMs) > settings.mergeGapMs { movingSince = motion[back].timeMs }
+                    lastMovingMs = timeMs
+                } else if timeMs - (lastMovingMs ?? .min / 2) > settings.pauseWindowMs {
+                    // A pause is a window without moving: one fix whose jitter happened to
+                    // shorten its window (a slow walker) does not restart the minute to a start.
                     movingSince = nil
                 }
                 lastMotionMs = timeMs
@@ -166,9 +172,13 @@ struct WorkoutDetector: Sendable {
     }
 
     /// Whether each fix is moving (see the type's comment).
-    func movingFlags(_ motion: [MotionSample]) -> [Bool] {
+    func movingFlags(_ motion: [MotionSample]) -> [Bool] { movingWindows(motion).map { $0 != nil } }
+
+    /// For each moving fix, the index of the fix its window starts at (`pause_window_s` before
+    /// it): the walker moved over that whole window. Nil for a fix that is not moving.
+    func movingWindows(_ motion: [MotionSample]) -> [Int?] {
         let minimumPace = settings.pauseDistanceM / settings.pauseWindowS
-        var flags = Array(repeating: false, count: motion.count)
+        var windows = [Int?](repeating: nil, count: motion.count)
         var back = 0
         for index in motion.indices {
             let timeMs = motion[index].timeMs
@@ -180,9 +190,24 @@ struct WorkoutDetector: Sendable {
             let metres = Geodesy.distanceM(lat1: motion[back].lat, lon1: motion[back].lon, lat2: motion[index].lat, lon2: motion[index].lon)
             let pace = metres / (Double(timeMs - motion[back].timeMs) / 1000)
             let speedAgrees = motion[index].speed.map { $0 >= minimumPace / 2 } ?? true
-            flags[index] = pace >= minimumPace && speedAgrees
+            if pace >= minimumPace && speedAgrees { windows[index] = back }
         }
-        return flags
+        return windows
+    }
+
+    /// Whether the stretch from each fix's predecessor to it was walked (element 0: false): it
+    /// lies inside the window of a moving fix. A stop at a light is a pause from a few seconds
+    /// after the walker stopped to the moment they go on; the first and last metres of a
+    /// workout are moving, not cut off by the window's length.
+    func movingStretches(_ motion: [MotionSample]) -> [Bool] {
+        var stretches = [Bool](repeating: false, count: motion.count)
+        var coveredTo = 0  // stretches up to this index are marked already
+        for (index, back) in movingWindows(motion).enumerated() {
+            guard let back else { continue }
+            for stretch in max(back + 1, coveredTo + 1)...index { stretches[stretch] = true }
+            coveredTo = max(coveredTo, index)
+        }
+        return stretches
     }
 
     /// Sessions closer than `merge_gap_s` are one.

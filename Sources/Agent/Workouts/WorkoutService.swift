@@ -24,6 +24,9 @@ actor WorkoutService: Service, CustomStringConvertible {
     /// Tells the daily aggregates that a day's workouts changed.
     let workoutsChanged: @Sendable (_ startMs: Int64) async -> Void
     private let pollInterval: Duration
+    /// Whether a heart-rate bridge is configured: without one no pulse can come, and the GPS
+    /// alone decides when a workout has finished (not after `end_pause_s` of waiting for a strap).
+    private let heartRateConfigured: Bool
     let logger: Logger
 
     private var cursor = RowCursor()
@@ -49,9 +52,10 @@ actor WorkoutService: Service, CustomStringConvertible {
 
     init(
         settings: WorkoutSettings, aggregate: AggregateSettings, deviceID: String, topicRoot: String, store: Store, writer: SampleWriter,
-        gear: GearBook, clock: AgentClock, pollInterval: Duration = .seconds(5), logger: Logger,
+        gear: GearBook, clock: AgentClock, pollInterval: Duration = .seconds(5), logger: Logger, heartRateConfigured: Bool = true,
         workoutsChanged: @escaping @Sendable (_ startMs: Int64) async -> Void = { _ in }
     ) {
+        self.heartRateConfigured = heartRateConfigured
         self.settings = settings
         self.aggregate = aggregate
         self.deviceID = deviceID
@@ -135,7 +139,9 @@ actor WorkoutService: Service, CustomStringConvertible {
         typealias Horizon = WorkoutDetector.Horizon
         let horizon = Horizon(
             motionMs: Horizon.stream(newestMs: window.newestMotionMs, silentForMs: nowMs - lastMotionArrivalMs, endPauseMs: settings.endPauseMs),
-            pulseMs: Horizon.stream(newestMs: window.newestPulseMs, silentForMs: nowMs - lastPulseArrivalMs, endPauseMs: settings.endPauseMs),
+            pulseMs: heartRateConfigured
+                ? Horizon.stream(newestMs: window.newestPulseMs, silentForMs: nowMs - lastPulseArrivalMs, endPauseMs: settings.endPauseMs)
+                : nil,
             nowMs: nowMs)
         let sessions = window.sessions(horizon: horizon).filter { !overlapsManual($0) }
         var seen: Set<String> = []

@@ -1,8 +1,9 @@
 import Foundation
 import Store
 
-/// A workout's figures from the samples between its start and end: distance with the daily
-/// distance's filter, moving time by the detector's pause rule, splits per km, ascent, heart
+/// A workout's figures from the samples between its start and end: distance along the smoothed
+/// track (`TrackSmoother`) over the stretches the detector's pause rule calls walked, moving time
+/// over the same stretches, splits per km, ascent, heart
 /// rate, its zones and Banister's TRIMP, steps and cadence (docs/health.md, "Workouts").
 struct WorkoutSummary: Sendable {
     var startMs: Int64
@@ -52,24 +53,27 @@ struct WorkoutSummary: Sendable {
         if fixes.contains(where: { $0.timeSource == "gps" }) { fixes = fixes.filter { $0.timeSource == "gps" } }
         let pulse = heartRates.filter { $0.valid && $0.timeMs >= startMs && $0.timeMs <= endMs }.map { PulseSample(timeMs: $0.timeMs, bpm: $0.bpm) }
         let detector = WorkoutDetector(settings: settings, zones: zones)
-        let moving = detector.movingFlags(fixes.map(MotionSample.init))
+        let motion = fixes.map(MotionSample.init)
+        let moving = detector.movingFlags(motion)
+        let walked = detector.movingStretches(motion)
+        let track = TrackSmoother.smooth(fixes)
 
+        // Moving time and distance over the stretches walked, along the smoothed track; a
+        // pause (a light, a gap longer than merge_gap_s) adds neither.
         var movingS = 0.0
         var movingSpeeds: [Double] = []
-        for index in fixes.indices.dropFirst() where moving[index] {
-            let gapMs = fixes[index].timeMs - fixes[index - 1].timeMs
-            if gapMs <= settings.mergeGapMs + settings.pauseWindowMs { movingS += Double(gapMs) / 1000 }
-            if let speed = fixes[index].speed { movingSpeeds.append(speed) }
+        var distanceM = 0.0
+        var splitEnds: [Int64] = []
+        for index in fixes.indices.dropFirst() {
+            if moving[index], let speed = fixes[index].speed { movingSpeeds.append(speed) }
+            guard walked[index] else { continue }
+            movingS += Double(fixes[index].timeMs - fixes[index - 1].timeMs) / 1000
+            let east = track[index].east - track[index - 1].east, north = track[index].north - track[index - 1].north
+            distanceM += (east * east + north * north).squareRoot()
+            if distanceM >= Double(splitEnds.count + 1) * 1000 { splitEnds.append(fixes[index].timeMs) }
         }
         if fixes.isEmpty { movingS = Double(endMs - startMs) / 1000 }
 
-        var filter = DistanceFilter()
-        var splitEnds: [Int64] = []
-        for fix in fixes {
-            filter.add(fix)
-            if filter.distanceM >= Double(splitEnds.count + 1) * 1000 { splitEnds.append(fix.timeMs) }
-        }
-        let distanceM = filter.distanceM
         var splits: [Split] = []
         var splitStart = startMs
         for (index, end) in (splitEnds + [endMs]).enumerated() {

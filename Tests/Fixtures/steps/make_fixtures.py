@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Makes the step fixtures in this folder (see README.md for what each is and where it comes from).
 
-    python3 make_fixtures.py [MOBGAP_SDIST_DIR]
+    python3 make_fixtures.py [MOBGAP_SDIST_DIR] [--oxford OXFORD_VALIDATION_DIR]
 
 MOBGAP_SDIST_DIR is the unpacked source distribution of mobgap 1.2.0 from PyPI
-(`pip download --no-deps --no-binary :all: mobgap==1.2.0`, then untar); without it only the
-synthesised fixtures are written. Needs numpy and scipy (Debian: python3-numpy python3-scipy).
+(`pip download --no-deps --no-binary :all: mobgap==1.2.0`, then untar); OXFORD_VALIDATION_DIR
+the `validation` folder of github.com/Oxford-step-counter/DataSet (CC BY 4.0); without them only
+the synthesised fixtures are written and the real ones are kept as they are. Needs numpy and scipy (Debian: python3-numpy python3-scipy).
 Deterministic: the same inputs give the same files.
 """
 import datetime
@@ -189,14 +190,41 @@ def write(name, lines):
         out.write("\n".join(lines) + "\n")
 
 
+OXFORD_NECK_POUCH = ["user1_neckpouch_1506422851785.csv", "user2_neckpouch_1506423094931.csv"]
+
+
+def oxford_fixture(folder):
+    """The two neck-pouch walks of the Oxford Step Counter validation set (a phone hung on the
+    chest): linearly interpolated to 50 Hz, m/s² to mG; the ground-truth device's count."""
+    lines, seq, recordings = [], 0, []
+    for index, name in enumerate(OXFORD_NECK_POUCH):
+        data = np.loadtxt(os.path.join(folder, name), delimiter=",")
+        times = (data[:, 0] - data[0, 0]) / 1e9
+        grid = np.arange(0, times[-1], 1.0 / 50)
+        samples = np.stack([np.interp(grid, times, data[:, 1 + axis]) for axis in range(3)], axis=1) * 1000 / 9.80665
+        sensor = "oxford-" + name.split("_")[0] + "-neckpouch"
+        start = EPOCH + datetime.timedelta(minutes=10 * index)
+        batch, seq = acc_messages(sensor, start, 50, np.round(samples), seq)
+        lines += batch
+        recordings.append({"sensor": sensor, "source": "validation/" + name, "first_sample": iso(start), "rate_hz": 50,
+                           "samples": len(samples), "steps": int(data[-1, 5]), "oxford_algorithm_steps": int(data[-1, 4])})
+    write("oxford-neckpouch-acc.ndjson", lines)
+    return recordings
+
+
 def main():
     rsc_fixture()
     reference = {"synthetic": synthetic_fixture()}
-    if len(sys.argv) > 1:
-        reference["mobilised"] = mobilised_fixture(sys.argv[1])
-    else:
-        with open(os.path.join(HERE, "reference.json")) as existing:
-            reference["mobilised"] = json.load(existing)["mobilised"]
+    arguments = sys.argv[1:]
+    oxford = None
+    if "--oxford" in arguments:
+        at = arguments.index("--oxford")
+        oxford = arguments[at + 1]
+        del arguments[at:at + 2]
+    with open(os.path.join(HERE, "reference.json")) as existing:
+        kept = json.load(existing)
+    reference["mobilised"] = mobilised_fixture(arguments[0]) if arguments else kept["mobilised"]
+    reference["oxford"] = oxford_fixture(oxford) if oxford else kept["oxford"]
     with open(os.path.join(HERE, "reference.json"), "w") as out:
         json.dump(reference, out, indent=1)
         out.write("\n")
