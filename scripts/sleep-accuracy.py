@@ -242,6 +242,9 @@ def main() -> None:
               f"eff truth {row['truth_efficiency']} agent {row['agent_efficiency']}", flush=True)
 
     summary(rows, "agent_tst_min", "agent")
+    efficiency = [abs(r["agent_efficiency"] - r["truth_efficiency"]) for r in rows if r.get("agent_efficiency") is not None]
+    if efficiency:
+        print(f"agent efficiency: mean |error| {sum(efficiency) / len(efficiency):.3f} (scored: sleep / scored time)")
     if reference:
         summary(rows, "sleepecg_tst_min", "sleepecg 0.6.0")
         print(f"sleepecg epoch accuracy (mean) {sum(r['sleepecg_accuracy'] for r in rows) / len(rows):.3f}, "
