@@ -77,6 +77,19 @@ struct SleepNightTests {
         #expect(main.inBedSeconds <= 7 * 3600, "ten hours of night, two of them without the strap: \(main)")
     }
 
+    @Test("a night of heart rate without a single RR interval: no night (null), no crash")
+    func noBeats() async throws {
+        let start = Self.ms("2026-11-20T21:00:00Z")
+        let lines = (0..<(8 * 3600)).map { second in
+            #"{"ts":"\#(BridgeBacklog.timestamp(start + Int64(second) * 1000))","sensor":"h10","raw":"063c"}"#
+        }
+        let store = try await Self.store(lines)
+        let night = try await SleepNight.compute(
+            try #require(LocalDay("2026-11-21", timeZone: Self.berlin)), settings: Self.settings(Self.berlin), store: store, upTo: nil)
+        let fields = Self.fields(night, Self.berlin)
+        #expect(fields["sleep_s"] is NSNull && fields["sleep"] is NSNull)
+    }
+
     @Test("no strap overnight: sleep_s and sleep are null, not 0")
     func noNight() async throws {
         let store = try await Self.store([])
@@ -133,7 +146,7 @@ extension SleepPublishingTests {
         return TimeZone(identifier: offset == 0 ? "UTC" : "Etc/GMT\(offset > 0 ? "-" : "+")\(abs(offset))")!
     }
 
-    @Test("a night that ended this morning: health/today shows it")
+    @Test("a night still going on this morning: health/today shows it so far, in progress, without an end")
     func today() async throws {
         let zone = Self.morningZone()
         let broker = try MosquittoBroker()
@@ -150,7 +163,10 @@ extension SleepPublishingTests {
             $0.json?["sleep_s"] is Int
         }
         #expect((message.json?["sleep_s"] as? Int ?? 0) > 3600)
-        #expect((message.json?["sleep"] as? [String: Any])?["efficiency"] is Double || (message.json?["sleep"] as? [String: Any])?["efficiency"] is Int)
+        let sleep = message.json?["sleep"] as? [String: Any]
+        #expect(sleep?["efficiency"] is Double || sleep?["efficiency"] is Int)
+        // The strap sent until a minute ago and the night's last sleep is close to it: not over yet.
+        #expect(sleep?["in_progress"] as? Bool == true && sleep?["end"] is NSNull, "a night still going on is in progress: \(sleep ?? [:])")
         agent.stop()
     }
 }
