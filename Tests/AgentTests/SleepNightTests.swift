@@ -112,15 +112,24 @@ struct SleepPublishingTests {
         let broker = try MosquittoBroker()
         let daily = try await MQTTSubscriber(port: broker.port, filter: "keepalive/testpi/health/daily/+")
         let directory = try TemporaryDirectory("sleep-backlog")
-        let path = try directory.write("night.ndjson", try AssembledNightLines.lines(startMs: start).joined(separator: "\n") + "\n")
+        let lines = try AssembledNightLines.lines(startMs: start)
+        let path = try directory.write("night.ndjson", lines.joined(separator: "\n") + "\n")
         let script = "cat \(path); exec sleep 1000"
+        // health/daily is published while the backlog streams in, and again as late rows arrive:
+        // the one to check carries every notification of the date (all of the evening's came before).
+        let midnightMs = Int64(morning.start.timeIntervalSince1970 * 1000)
+        let samplesOfTheDate = lines.count - lines.prefix { line in
+            let stamp = (try? BridgeMessage.parse(Array(line.utf8)).get())?.timestamp?.timeIntervalSince1970 ?? 0
+            return Int64((stamp * 1000).rounded()) < midnightMs
+        }.count
         let agent = try AgentProcess(
             brokerPort: broker.port, timeZone: zone.identifier,
             extraConfig: "[hr]\ntransport = \"command\"\ncommand = [\"/bin/sh\", \"-c\", \"\(script)\"]\nstall_timeout_s = 30\n",
             directory: directory, environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "1"])
         let topic = "keepalive/testpi/health/daily/\(morning)"
-        let published = try await daily.waitFor(timeout: 90, "\(topic) with a night; log:\n\(agent.log.suffix(1500))") {
+        let published = try await daily.waitFor(timeout: 90, "\(topic) with a night and all \(samplesOfTheDate) notifications of the date; log:\n\(agent.log.suffix(1500))") {
             $0.topic == topic && $0.json?["sleep_s"] is Int
+                && ($0.json?["heart_rate"] as? [String: Any])?["samples"] as? Int == samplesOfTheDate
         }
         let reader = try StoreReader(path: agent.storePath)
         let settings = AggregateSettings(timeZone: zone, gapLimitMs: 30_000, zones: HeartRateZones(maxHR: 190, restingHR: 60), locationIntervalS: 300)

@@ -9,10 +9,11 @@ import Store
 /// The window is 18:00 the evening before D to 18:00 on D, local time. In it, the strap that sent
 /// the most valid notifications is read (one chest, one strap), cut into wear segments where it
 /// sent nothing for 30 minutes (taken off), and each segment of at least 30 minutes is classified
-/// as one recording starting at its first beat, as sleepecg's recordings do. The longest main
-/// sleep period of the segments is D's night; every other sleep period in the window of at
-/// least 15 minutes is a nap. Sleep that ends after 18:00 falls into the next day's window and
-/// is credited to that day.
+/// as one recording starting at its first beat, as sleepecg's recordings do. `NightAssembly` puts
+/// the night together from all their epochs (every block of sleep that starts before noon, time in
+/// bed from wear, in progress while the strap is still worn); other sleep of at least 15 minutes
+/// is a nap. Sleep that ends after 18:00 falls into the next day's window and is credited to that
+/// day.
 ///
 /// A pure function of the stored rows: a replayed backlog gives the same night.
 struct SleepNight: Sendable, Equatable {
