@@ -73,17 +73,7 @@ public enum SleepPeriods {
         let states = states(of: epochs, rule: rule)
         let seconds = SleepEpoch.seconds
         let runs = sleepRuns(states, epochs)
-        let blocks = runs.filter { $0.count * seconds > rule.minimumBlockSeconds }
-        var merged: [Range<Int>] = []
-        for block in blocks {
-            if let last = merged.last, (block.lowerBound - last.upperBound) * seconds < rule.maximumFilledWakeSeconds,
-               (last.upperBound..<block.lowerBound).allSatisfy({ states[$0] != .missing }),
-               contiguous(epochs, last.upperBound - 1, block.lowerBound) {
-                merged[merged.count - 1] = last.lowerBound..<block.upperBound
-            } else {
-                merged.append(block)
-            }
-        }
+        let merged = mergedBlocks(runs, states, epochs, rule: rule)
         // The longest; of equally long ones, the middle one (as GGIR picks).
         let longest = merged.map(\.count).max() ?? 0
         let candidates = merged.filter { $0.count == longest }
@@ -93,6 +83,23 @@ public enum SleepPeriods {
         }
         return NightSleep(
             main: main.map { period($0, epochs, states) }, naps: naps.map { period($0, epochs, states) })
+    }
+
+    /// HDCZA steps 7 and 8: the runs of sleep longer than the block minimum, joined where less
+    /// than the filled maximum of wake (no missing data, no jump in time) lies between two.
+    static func mergedBlocks(_ runs: [Range<Int>], _ states: [State], _ epochs: [SleepEpoch], rule: SleepPeriodRule) -> [Range<Int>] {
+        let seconds = SleepEpoch.seconds
+        var merged: [Range<Int>] = []
+        for block in runs where block.count * seconds > rule.minimumBlockSeconds {
+            if let last = merged.last, (block.lowerBound - last.upperBound) * seconds < rule.maximumFilledWakeSeconds,
+               (last.upperBound..<block.lowerBound).allSatisfy({ states[$0] != .missing }),
+               contiguous(epochs, last.upperBound - 1, block.lowerBound) {
+                merged[merged.count - 1] = last.lowerBound..<block.upperBound
+            } else {
+                merged.append(block)
+            }
+        }
+        return merged
     }
 
     /// Each epoch's state: missing inside a long enough run without usable beats (or across a

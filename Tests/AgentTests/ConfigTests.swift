@@ -182,9 +182,22 @@ struct ConfigTests {
         ("[schedule]\nlocation_interval_s = 0\n", "schedule.location_interval_s"),
         ("[gps]\nfix_timeout_s = -1\n", "gps.fix_timeout_s"),
         ("[query]\nextra_topics = [\"a/#/b\"]\n", "query.extra_topics"),
+        ("[person]\nbirth_year = 199\n", "person.birth_year"),
+        ("[person]\nbirth_year = -1\n", "person.birth_year"),
+        ("[person]\nsex = \"m\"\n", "person.sex"),
     ])
     func crossKeyRules(text: String, key: String) throws {
         #expect(try error(text).key == key)
+    }
+
+    @Test("[person]: unknown by default; a birth year and sex reach the sleep classifier as age (as of the night's year) and gender")
+    func person() throws {
+        let unset = try parse("").person.subject(inYear: 2026)
+        #expect(unset.age == nil && unset.gender == nil)
+        let set = try parse("[person]\nbirth_year = 1980\nsex = \"female\"\n")
+        let subject = set.person.subject(inYear: 2026)
+        #expect(subject.age == 46 && subject.gender?.rawValue == 0, "sleepecg codes female as 0")
+        #expect(AggregateSettings(config: set).person == set.person)
     }
 
     @Test("a missing file is a clear error")

@@ -15,6 +15,7 @@ public struct AgentConfig: Sendable, Equatable {
     var steps: StepSettings
     var workouts: WorkoutSettings
     public var homeAssistant: HomeAssistant
+    var person = PersonSettings()
 
     public struct Device: Sendable, Equatable {
         /// One MQTT topic level; defaults to the hostname.

@@ -5,7 +5,7 @@ import StepCounting
 /// under /var/lib/keepalive); the root `config.toml` documents the same values (a test holds
 /// them equal). Checks that involve more than one key are in `ConfigLoader`.
 enum ConfigKeys {
-    static var all: [ConfigKey] { device + mqtt + gps + hr + store + schedule + query + health + steps + workouts + gear + homeAssistant }
+    static var all: [ConfigKey] { device + mqtt + gps + hr + store + schedule + query + health + steps + workouts + gear + homeAssistant + person }
 
     /// The sections, in order.
     static var sections: [String] {
@@ -167,6 +167,14 @@ enum ConfigKeys {
             .string("homeassistant", "discovery_prefix", \.homeAssistant.discoveryPrefix, default: "homeassistant"),
             // Home Assistant's own default, whatever its discovery prefix.
             .string("homeassistant", "birth_topic", \.homeAssistant.birthTopic, default: "homeassistant/status"),
+        ]
+    }
+
+    static var person: [K] {
+        [
+            // 0 = unknown; else a year from PersonSettings.earliestBirthYear (ConfigLoader checks it).
+            .int("person", "birth_year", \.person.birthYear, default: 0, in: 0...9999),
+            .choice("person", "sex", \.person.sex, default: PersonSettings.Sex.unknown),
         ]
     }
 }

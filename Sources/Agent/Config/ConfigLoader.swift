@@ -48,6 +48,10 @@ public enum ConfigLoader {
             if config.health.restingHR >= config.health.maxHR {
                 throw section.error("resting_hr", "must be below max_hr (\(config.health.maxHR)), got \(config.health.restingHR)")
             }
+        case "person":
+            if config.person.birthYear != 0 && config.person.birthYear < PersonSettings.earliestBirthYear {
+                throw section.error("birth_year", "must be 0 (unknown) or a year from \(PersonSettings.earliestBirthYear), got \(config.person.birthYear)")
+            }
         case "homeassistant":
             if let problem = TopicRules.problemWithPrefix(config.homeAssistant.discoveryPrefix) { throw section.error("discovery_prefix", problem) }
             if let problem = TopicRules.problemWithPrefix(config.homeAssistant.birthTopic) { throw section.error("birth_topic", problem) }

@@ -11,6 +11,8 @@ struct AggregateSettings: Sendable, Equatable {
     var zones: HeartRateZones
     var locationIntervalS: Int
     var steps = StepSettings()
+    /// `[person]`: the sleeper's age and sex for the sleep classifier.
+    var person = PersonSettings()
 
     init(config: AgentConfig) {
         timeZone = TimeZone(identifier: config.device.timezone) ?? .current
@@ -19,6 +21,7 @@ struct AggregateSettings: Sendable, Equatable {
         zones = HeartRateZones(maxHR: config.health.maxHR, restingHR: config.health.restingHR)
         locationIntervalS = config.schedule.locationIntervalS
         steps = config.steps
+        person = config.person
     }
 
     init(

@@ -9,14 +9,15 @@ import Store
 /// The window is 18:00 the evening before D to 18:00 on D, local time. In it, the strap that sent
 /// the most valid notifications is read (one chest, one strap), cut into wear segments where it
 /// sent nothing for 30 minutes (taken off), and each segment of at least 30 minutes is classified
-/// as one recording starting at its first beat, as sleepecg's recordings do. The longest main
-/// sleep period of the segments is D's night; every other sleep period in the window of at
-/// least 15 minutes is a nap. Sleep that ends after 18:00 falls into the next day's window and
-/// is credited to that day.
+/// as one recording starting at its first beat, as sleepecg's recordings do. `NightAssembly` puts
+/// the night together from all their epochs (every block of sleep that starts before noon, time in
+/// bed from wear, in progress while the strap is still worn); other sleep of at least 15 minutes
+/// is a nap. Sleep that ends after 18:00 falls into the next day's window and is credited to that
+/// day.
 ///
 /// A pure function of the stored rows: a replayed backlog gives the same night.
 struct SleepNight: Sendable, Equatable {
-    var main: SleepPeriod?
+    var main: NightPeriod?
     var naps: [SleepPeriod]
     /// Lowest 5-minute rolling mean of valid samples within the main period.
     var restingHR: Double?
@@ -24,6 +25,8 @@ struct SleepNight: Sendable, Equatable {
     var rmssdMs: Double?
 
     static let eveningHour = 18
+    /// A night starts before noon (the 18:00–12:00 night); later sleep is a nap.
+    static let noonHour = 12
     /// A strap silent this long was taken off: the recording ends there.
     static let wearGapMs: Int64 = 30 * 60_000
     /// Shorter wear cannot hold a block of sleep (GGIR's 30-minute block).
@@ -59,9 +62,14 @@ struct SleepNight: Sendable, Equatable {
         }
     }
 
-    /// The night from a strap's notifications in time order (see the type's comment).
-    static func find(in samples: [StoredHeartRate], timeZone: TimeZone, gapLimitMs: Int64) -> SleepNight {
-        var periods: [(period: SleepPeriod, isMain: Bool)] = []
+    /// The night from a strap's notifications in time order (see the type's comment), in the
+    /// window `window` (Unix ms; nil: the notifications' own span), computed at `nowMs` (nil: the
+    /// window is over, the night cannot be in progress).
+    static func find(
+        in samples: [StoredHeartRate], timeZone: TimeZone, gapLimitMs: Int64, subject: SubjectData = SubjectData(),
+        window: (start: Int64, end: Int64)? = nil, nowMs: Int64? = nil
+    ) -> SleepNight {
+        var epochs: [SleepEpoch] = []
         for segment in segments(samples) {
             var builder = RRSeriesBuilder(gapLimitMs: gapLimitMs)
             for sample in segment {
@@ -69,15 +77,16 @@ struct SleepNight: Sendable, Equatable {
             }
             guard let first = segment.first else { continue }
             let firstBeat = Date(timeIntervalSince1970: Double(first.timeMs) / 1000)
-            guard let recording = try? builder.recording(utcOffsetSeconds: timeZone.secondsFromGMT(for: firstBeat)) else { continue }
-            let found = SleepPeriods.find(in: WakeSleepClassifier.classify(recording))
-            if let main = found.main { periods.append((main, true)) }
-            periods += found.naps.map { ($0, false) }
+            guard let recording = try? builder.recording(utcOffsetSeconds: timeZone.secondsFromGMT(for: firstBeat), subject: subject) else { continue }
+            epochs += WakeSleepClassifier.classify(recording)
         }
-        let main = periods.filter(\.isMain).max { $0.period.sleepSeconds < $1.period.sleepSeconds }?.period
-        let naps = periods.map(\.period).filter { $0 != main }.sorted { $0.start < $1.start }
-        var night = SleepNight(main: main, naps: naps)
-        if let main {
+        let span = window ?? (samples.first?.timeMs ?? 0, (samples.last?.timeMs ?? 0) + 1)
+        let wear = WearSpan.spans(samples.map { (Double($0.timeMs) / 1000, $0.valid && !$0.rrIntervals.isEmpty) })
+        let assembled = NightAssembly.assemble(
+            epochs, wear: wear, window: Double(span.start) / 1000..<Double(span.end) / 1000, noon: noon(before: span.end, timeZone),
+            now: nowMs.map { Double($0) / 1000 }, wearGapSeconds: Double(wearGapMs) / 1000)
+        var night = SleepNight(main: assembled.main, naps: assembled.naps)
+        if let main = assembled.main {
             let (from, to) = (Int64(main.start * 1000), Int64(main.end * 1000))
             var resting = RestingHeartRateWindow()
             var rmssd = RMSSDAccumulator()
@@ -93,6 +102,15 @@ struct SleepNight: Sendable, Equatable {
             night.rmssdMs = rmssd.rmssdMs
         }
         return night
+    }
+
+    /// 12:00 local on the window's last day (Unix s): a night starts before it (docs/sleep.md).
+    private static func noon(before endMs: Int64, _ timeZone: TimeZone) -> Double {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let end = Date(timeIntervalSince1970: Double(endMs - 1) / 1000)
+        let noon = calendar.date(bySettingHour: noonHour, minute: 0, second: 0, of: end) ?? end
+        return noon.timeIntervalSince1970
     }
 
     /// Runs of notifications without a silence of `wearGapMs`, at least `minimumWearMs` long and
@@ -122,8 +140,9 @@ struct SleepNight: Sendable, Equatable {
         return [
             ("sleep_s", .number(main.sleepSeconds)),
             ("sleep", .object([
-                ("start", time(main.start)), ("end", time(main.end)), ("in_bed_s", .number(main.inBedSeconds)),
-                ("awake_s", .number(main.awakeSeconds)), ("efficiency", .number(main.efficiency, digits: 3)),
+                ("start", time(main.start)), ("end", main.inProgress ? .null : time(main.end)), ("in_progress", .bool(main.inProgress)),
+                ("in_bed_s", .number(main.inBedSeconds)), ("awake_s", .number(main.awakeSeconds)),
+                ("unobserved_s", .number(main.unobservedSeconds)), ("efficiency", .number(main.efficiency, digits: 3)),
                 ("awakenings", .number(main.awakenings)), ("resting_hr", .number(restingHR, digits: 1)),
                 ("rmssd_ms", .number(rmssdMs, digits: 1)), ("method", .string(WakeSleepClassifier.method)),
                 ("naps", .array(naps.map { .object([("start", time($0.start)), ("end", time($0.end)), ("sleep_s", .number($0.sleepSeconds))]) })),
@@ -135,20 +154,31 @@ struct SleepNight: Sendable, Equatable {
 }
 
 extension SleepNight {
-    /// `day`'s night from the store (the publisher), rows stored up to `cursor`.
-    static func compute(_ day: LocalDay, settings: AggregateSettings, store: Store, upTo cursor: RowCursor?) async throws -> SleepNight {
+    /// `day`'s night from the store (the publisher), rows stored up to `cursor`, computed at `nowMs`.
+    static func compute(_ day: LocalDay, settings: AggregateSettings, store: Store, upTo cursor: RowCursor?, nowMs: Int64? = nil) async throws -> SleepNight {
         let window = window(of: day)
         var collector = Collector()
         try await store.forEachHeartRate(fromMs: window.start, toMs: window.end, upTo: cursor) { collector.add($0) }
-        return find(in: collector.dominant, timeZone: settings.timeZone, gapLimitMs: settings.gapLimitMs)
+        return find(
+            in: collector.dominant, timeZone: settings.timeZone, gapLimitMs: settings.gapLimitMs, subject: subject(day, settings),
+            window: window, nowMs: nowMs)
     }
 
     /// The same through a read-only connection (queries, the command line).
-    static func compute(_ day: LocalDay, settings: AggregateSettings, reader: StoreReader) throws -> SleepNight {
+    static func compute(_ day: LocalDay, settings: AggregateSettings, reader: StoreReader, nowMs: Int64? = nil) throws -> SleepNight {
         let window = window(of: day)
         var collector = Collector()
         try reader.forEachHeartRate(fromMs: window.start, toMs: window.end) { collector.add($0) }
-        return find(in: collector.dominant, timeZone: settings.timeZone, gapLimitMs: settings.gapLimitMs)
+        return find(
+            in: collector.dominant, timeZone: settings.timeZone, gapLimitMs: settings.gapLimitMs, subject: subject(day, settings),
+            window: window, nowMs: nowMs)
+    }
+
+    /// The sleeper as the classifier takes it, aged as of the year of `day`.
+    private static func subject(_ day: LocalDay, _ settings: AggregateSettings) -> SubjectData {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = day.timeZone
+        return settings.person.subject(inYear: calendar.component(.year, from: day.start))
     }
 
     /// Today's night is classified again at most this often while its window takes new rows:

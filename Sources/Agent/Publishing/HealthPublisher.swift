@@ -193,7 +193,7 @@ actor HealthPublisher: Service, CustomStringConvertible {
     private func publishToday(_ aggregate: DayAggregate, nowMs: Int64) async throws {
         logStepAnomalies(aggregate)
         var aggregate = aggregate
-        aggregate.sleep = try await sleep(today: aggregate.day)
+        aggregate.sleep = try await sleep(today: aggregate.day, nowMs: nowMs)
         aggregate.workouts = try await store.workouts(fromMs: aggregate.day.boundsMs.start, toMs: aggregate.day.boundsMs.end)
         let document = aggregate.document(final: false, nowMs: nowMs)
         let text = document.canonicalText
@@ -248,14 +248,16 @@ actor HealthPublisher: Service, CustomStringConvertible {
         loggedStepAnomalies[aggregate.day] = logged
     }
 
-    /// Today's night, classified again when its window got rows, at most every `SleepNight.todayRefresh`.
-    private func sleep(today day: LocalDay) async throws -> SleepNight {
+    /// Today's night, classified again when its window got rows, at most every `SleepNight.todayRefresh`
+    /// (and, while it is in progress, every `todayRefresh` without new rows: a strap taken off ends it).
+    private func sleep(today day: LocalDay, nowMs: Int64) async throws -> SleepNight {
         if let todaySleep, todaySleep.day == day,
-            todaySleep.cursor.heartRateID == cursor.heartRateID || ContinuousClock.now - todaySleep.at < SleepNight.todayRefresh
+            (todaySleep.cursor.heartRateID == cursor.heartRateID && todaySleep.night.main?.inProgress != true)
+                || ContinuousClock.now - todaySleep.at < SleepNight.todayRefresh
         {
             return todaySleep.night
         }
-        let night = try await SleepNight.compute(day, settings: settings, store: store, upTo: cursor)
+        let night = try await SleepNight.compute(day, settings: settings, store: store, upTo: cursor, nowMs: nowMs)
         todaySleep = (day, .now, cursor, night)
         return night
     }

@@ -132,7 +132,7 @@ final class QueryEngine {
             if let computed { return computed }
             guard mayScan else { throw ScanNeeded() }
             var built = isToday ? try runningToday(day, reader: reader) : try DayAggregate.build(day, settings: settings, reader: reader)
-            built.sleep = try sleep(day, reader: reader)
+            built.sleep = try sleep(day, reader: reader, nowMs: nowMs)
             computed = built
             return built
         }
@@ -201,9 +201,9 @@ final class QueryEngine {
     }
 
     /// `day`'s night, classified again at most every `SleepNight.todayRefresh`.
-    private func sleep(_ day: LocalDay, reader: StoreReader) throws -> SleepNight {
+    private func sleep(_ day: LocalDay, reader: StoreReader, nowMs: Int64) throws -> SleepNight {
         if let cached = nights[day], ContinuousClock.now - cached.at < SleepNight.todayRefresh { return cached.night }
-        let night = try SleepNight.compute(day, settings: settings, reader: reader)
+        let night = try SleepNight.compute(day, settings: settings, reader: reader, nowMs: nowMs)
         if nights.count >= 8 { nights.removeAll() }
         nights[day] = (.now, night)
         return night
