@@ -60,17 +60,13 @@ struct SleepNight: Sendable, Equatable {
     }
 
     /// The night from a strap's notifications in time order (see the type's comment).
-    static func find(in samples: [StoredHeartRate], timeZone: TimeZone, gapLimitMs: Int64) -> SleepNight {
+    /// `cache` holds the strap's kept epoch features (`SleepEpochCache`); without one every epoch
+    /// is computed.
+    static func find(in samples: [StoredHeartRate], timeZone: TimeZone, gapLimitMs: Int64, cache: SleepEpochCache? = nil) -> SleepNight {
+        let cache = cache ?? SleepEpochCache(sensor: samples.first?.sensor ?? "")
         var periods: [(period: SleepPeriod, isMain: Bool)] = []
         for segment in segments(samples) {
-            var builder = RRSeriesBuilder(gapLimitMs: gapLimitMs)
-            for sample in segment {
-                builder.add(HeartRateNotification(timeMs: sample.timeMs, rr1024: sample.rrIntervals, valid: sample.valid))
-            }
-            guard let first = segment.first else { continue }
-            let firstBeat = Date(timeIntervalSince1970: Double(first.timeMs) / 1000)
-            guard let recording = try? builder.recording(utcOffsetSeconds: timeZone.secondsFromGMT(for: firstBeat)) else { continue }
-            let found = SleepPeriods.find(in: WakeSleepClassifier.classify(recording))
+            let found = SleepPeriods.find(in: cache.epochs(of: segment, timeZone: timeZone, gapLimitMs: gapLimitMs))
             if let main = found.main { periods.append((main, true)) }
             periods += found.naps.map { ($0, false) }
         }
@@ -135,20 +131,38 @@ struct SleepNight: Sendable, Equatable {
 }
 
 extension SleepNight {
-    /// `day`'s night from the store (the publisher), rows stored up to `cursor`.
+    /// `day`'s night from the store (the publisher), rows stored up to `cursor`; the epochs it
+    /// computed with a complete window are kept.
     static func compute(_ day: LocalDay, settings: AggregateSettings, store: Store, upTo cursor: RowCursor?) async throws -> SleepNight {
         let window = window(of: day)
         var collector = Collector()
         try await store.forEachHeartRate(fromMs: window.start, toMs: window.end, upTo: cursor) { collector.add($0) }
-        return find(in: collector.dominant, timeZone: settings.timeZone, gapLimitMs: settings.gapLimitMs)
+        let samples = collector.dominant
+        guard let sensor = samples.first?.sensor else { return .none }
+        let range = SleepEpochCache.range(ofWindow: window)
+        let cache = SleepEpochCache(sensor: sensor, read: try await store.sleepEpochs(sensor: sensor, fromS: range.fromS, toS: range.toS))
+        let night = find(in: samples, timeZone: settings.timeZone, gapLimitMs: settings.gapLimitMs, cache: cache)
+        try await store.saveSleepEpochs(cache.fresh)
+        cache.log(SleepEpochCache.logger, day: day)
+        return night
     }
 
-    /// The same through a read-only connection (queries, the command line).
-    static func compute(_ day: LocalDay, settings: AggregateSettings, reader: StoreReader) throws -> SleepNight {
+    /// The same through a read-only connection (queries, the command line): epochs computed here
+    /// go to `keep`, where there is a writer to keep them.
+    static func compute(
+        _ day: LocalDay, settings: AggregateSettings, reader: StoreReader, keep: (([StoredSleepEpoch]) -> Void)? = nil
+    ) throws -> SleepNight {
         let window = window(of: day)
         var collector = Collector()
         try reader.forEachHeartRate(fromMs: window.start, toMs: window.end) { collector.add($0) }
-        return find(in: collector.dominant, timeZone: settings.timeZone, gapLimitMs: settings.gapLimitMs)
+        let samples = collector.dominant
+        guard let sensor = samples.first?.sensor else { return .none }
+        let range = SleepEpochCache.range(ofWindow: window)
+        let cache = SleepEpochCache(sensor: sensor, read: try reader.sleepEpochs(sensor: sensor, fromS: range.fromS, toS: range.toS))
+        let night = find(in: samples, timeZone: settings.timeZone, gapLimitMs: settings.gapLimitMs, cache: cache)
+        if !cache.fresh.isEmpty { keep?(cache.fresh) }
+        cache.log(SleepEpochCache.logger, day: day)
+        return night
     }
 
     /// Today's night is classified again at most this often while its window takes new rows:

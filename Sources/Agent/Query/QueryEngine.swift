@@ -17,6 +17,9 @@ final class QueryEngine {
     /// Nights classified for recent replies, and when (`SleepNight.todayRefresh`): a night is a
     /// whole-window classification, too heavy to repeat for every query while a backlog streams in.
     private var nights: [LocalDay: (at: ContinuousClock.Instant, night: SleepNight)] = [:]
+    /// Where sleep epochs this engine computed are kept (the agent's writer); nil for the command
+    /// line, which only reads the store.
+    var keepSleepEpochs: (([StoredSleepEpoch]) -> Void)?
 
     static let fiveMinutesMs: Int64 = 300_000
 
@@ -123,15 +126,22 @@ final class QueryEngine {
         // A stored aggregate whose JSON rotted on the card is not spliced into a reply: the day is
         // computed from its rows instead, as if nothing were stored.
         let current = stored.flatMap { $0.final && !$0.isStale && Self.intact($0) ? $0 : nil }
-        // Computed from the rows when no current stored aggregate answers (once, for health and location).
+        // Computed from the rows when no current stored aggregate answers (once, for health and
+        // location). Only what the reply carries: the night only for health, only the fixes for
+        // location alone (issue 32).
         var computed: DayAggregate?
         func aggregate() throws -> DayAggregate {
             if let computed { return computed }
             guard mayScan else { throw ScanNeeded() }
-            var built = isToday ? try runningToday(day, reader: reader) : try DayAggregate.build(day, settings: settings, reader: reader)
-            built.sleep = try sleep(day, reader: reader)
+            let built = isToday ? try runningToday(day, reader: reader) : try DayAggregate.build(day, settings: settings, reader: reader)
             computed = built
             return built
+        }
+        func fixesOnly() throws -> LocationAccumulator {
+            if let computed { return computed.location }
+            if isToday { return try aggregate().location }
+            guard mayScan else { throw ScanNeeded() }
+            return try DayAggregate.location(day, settings: settings, reader: reader)
         }
         // A stored aggregate with samples or fixes settles it without looking at the raw rows.
         let hasData = try current.map { Self.aggregateHasData($0.payload) } == true
@@ -142,7 +152,9 @@ final class QueryEngine {
             if let current {
                 health = .raw(current.payload)
             } else {
-                health = try aggregate().document(final: !isToday, nowMs: isToday ? nowMs : 0).json(seq: nil)
+                var withSleep = try aggregate()
+                withSleep.sleep = try sleep(day, reader: reader)
+                health = withSleep.document(final: !isToday, nowMs: isToday ? nowMs : 0).json(seq: nil)
             }
         }
 
@@ -155,7 +167,7 @@ final class QueryEngine {
                 let ends = try reader.fixEnds(fromMs: bounds.start, toMs: bounds.end)
                 location = .object([("fixes", .number(counted)), ("first", DayReport.endPoint(ends.first)), ("last", DayReport.endPoint(ends.last))])
             } else {
-                let fixes = try aggregate().location
+                let fixes = try fixesOnly()
                 location = .object([
                     ("fixes", .number(fixes.fixes)), ("first", DayReport.endPoint(fixes.first)), ("last", DayReport.endPoint(fixes.last)),
                 ])
@@ -200,7 +212,7 @@ final class QueryEngine {
     /// `day`'s night, classified again at most every `SleepNight.todayRefresh`.
     private func sleep(_ day: LocalDay, reader: StoreReader) throws -> SleepNight {
         if let cached = nights[day], ContinuousClock.now - cached.at < SleepNight.todayRefresh { return cached.night }
-        let night = try SleepNight.compute(day, settings: settings, reader: reader)
+        let night = try SleepNight.compute(day, settings: settings, reader: reader, keep: keepSleepEpochs)
         if nights.count >= 8 { nights.removeAll() }
         nights[day] = (.now, night)
         return night

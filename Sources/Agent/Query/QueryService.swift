@@ -36,7 +36,7 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
 
     init(
         config: AgentConfig, client: MQTTClient, settings: AggregateSettings, foldJournal: (@Sendable () async -> Void)? = nil,
-        logger: Logger
+        keepSleepEpochs: (@Sendable ([StoredSleepEpoch]) async throws -> Void)? = nil, logger: Logger
     ) {
         self.foldJournal = foldJournal
         let root = config.topicRoot
@@ -49,6 +49,16 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
                 storePath: config.store.path, settings: settings, maxReplyBytes: config.query.maxReplyBytes, deviceID: config.device.id))
         }
         engine = makeEngine()
+        if let keepSleepEpochs {
+            // Sleep epochs a query computed are kept by the writer, off the query's path.
+            engine.engine.keepSleepEpochs = { epochs in
+                Task {
+                    do { try await keepSleepEpochs(epochs) } catch {
+                        logger.warning("could not keep sleep epochs", metadata: ["count": "\(epochs.count)", "error": "\(error)"])
+                    }
+                }
+            }
+        }
         quickEngine = makeEngine()
         bucket = LockedTokenBucket(TokenBucket(ratePerS: config.query.ratePerS, burst: config.query.burst))
     }
