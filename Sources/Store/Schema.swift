@@ -164,7 +164,7 @@ enum Schema {
         // once when the epoch's window is complete, reused while `inputs` (a fingerprint of the
         // beats around it) matches; `check_crc` covers the row, so a damaged one is recomputed.
         """
-        CREATE TABLE sleep_epoch (
+        CREATE TABLE IF NOT EXISTS sleep_epoch (
             start_s INTEGER NOT NULL,             -- epoch start, Unix s, a multiple of 30
             sensor TEXT NOT NULL,
             inputs INTEGER NOT NULL,              -- fingerprint of the beats it was computed from
