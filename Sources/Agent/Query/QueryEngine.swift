@@ -12,8 +12,10 @@ final class QueryEngine {
     let maxReplyBytes: Int
     let creator: String
     private var reader: StoreReader?
-    /// Today's aggregate, carried from one query to the next.
-    private var today: RunningDay?
+    /// Today's aggregate, and those of past days answered from their rows (no current stored
+    /// aggregate: a backlog landing), carried from one query to the next: each query folds in only
+    /// the rows stored since (issue 32).
+    private var running: [LocalDay: RunningDay] = [:]
     /// Nights classified for recent replies, and when (`SleepNight.todayRefresh`): a night is a
     /// whole-window classification, too heavy to repeat for every query while a backlog streams in.
     private var nights: [LocalDay: (at: ContinuousClock.Instant, night: SleepNight)] = [:]
@@ -79,7 +81,7 @@ final class QueryEngine {
             return nil
         } catch {
             reader = nil  // reopened on the next request
-            today = nil
+            running = [:]
             nights = [:]
             return QueryError(code: .internal, message: "cannot read the store: \(error)").reply
         }
@@ -113,7 +115,8 @@ final class QueryEngine {
     /// Read-your-writes: every answer reflects every row committed before the snapshot it reads.
     /// A finished day is answered from its stored final aggregate only while that still covers
     /// all the day's rows (no late rows since: `isStale`); otherwise, and for any day without
-    /// one, the day is computed from its rows. Today comes from `runningToday`, which folds in
+    /// one, the day is computed from its rows. Such a day (today, or one
+    /// a backlog is landing in) comes from `runningDay`, which folds in
     /// only the rows stored since the previous query.
     private func report(
         _ day: LocalDay, include: Set<QueryRequest.Part>, track: QueryRequest.TrackDetail?, heartRateTimeline: Bool, now: Date,
@@ -133,7 +136,7 @@ final class QueryEngine {
         func aggregate() throws -> DayAggregate {
             if let computed { return computed }
             guard mayScan else { throw ScanNeeded() }
-            let built = isToday ? try runningToday(day, reader: reader) : try DayAggregate.build(day, settings: settings, reader: reader)
+            let built = try runningDay(day, reader: reader)
             computed = built
             return built
         }
@@ -218,16 +221,20 @@ final class QueryEngine {
         return night
     }
 
-    /// Today as of the current snapshot: the running aggregate brought up to date, or computed
-    /// anew (a new day, a row out of order).
-    private func runningToday(_ day: LocalDay, reader: StoreReader) throws -> DayAggregate {
-        if var running = today, running.aggregate.day == day, try running.catchUp(reader: reader) {
-            today = running
-            return running.aggregate
+    /// The day as of the current snapshot: its running aggregate brought up to date, or computed
+    /// anew (first asked, a row out of order). At most four days are carried.
+    private func runningDay(_ day: LocalDay, reader: StoreReader) throws -> DayAggregate {
+        if var carried = running[day], try carried.catchUp(reader: reader) {
+            running[day] = carried
+            // Workouts are not rows it folds: read again (an indexed range).
+            var aggregate = carried.aggregate
+            aggregate.workouts = try reader.workouts(fromMs: day.boundsMs.start, toMs: day.boundsMs.end)
+            return aggregate
         }
-        let running = try RunningDay(day, settings: settings, reader: reader)
-        today = running
-        return running.aggregate
+        let fresh = try RunningDay(day, settings: settings, reader: reader)
+        if running[day] == nil, running.count >= 4, let oldest = running.keys.min() { running[oldest] = nil }
+        running[day] = fresh
+        return fresh.aggregate
     }
 
     /// The day's 15-minute buckets as CSV rows (`keepalive export --format timeline-csv`).
