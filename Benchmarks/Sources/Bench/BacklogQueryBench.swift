@@ -16,6 +16,8 @@ import TestKit
 /// Each figure of this build is printed next to the same figure of another agent binary, run
 /// the same way in the same run: `KEEPALIVE_BENCH_BASELINE_AGENT` (e.g. a release build of the
 /// commit before, made by scripts/bench.sh when `KEEPALIVE_BENCH_BASELINE_COMMIT` names one).
+/// `KEEPALIVE_BENCH_QUERY_DAYS=30` spreads the queries after the first over the 30 days up to
+/// yesterday (a backlog of 1 000 000 notifications covers six of them).
 /// `KEEPALIVE_BENCH_SLOW_CORE=1` runs both agents and their command lines on one core at a 25 %
 /// quota (`SlowCore`).
 enum BacklogQueryBench {
@@ -65,7 +67,8 @@ enum BacklogQueryBench {
     static func measure(binary: String, count: Int, afterS: Double, slow: Bool) async throws -> Figures {
         var figures = Figures()
         let directory = try TemporaryDirectory("bench-backlog-query")
-        let backlog = try BridgeBacklog(in: directory, count: count)
+        // 2 Hz from the start of a day far enough back that the whole backlog is in the past.
+        let backlog = try BridgeBacklog(in: directory, count: count, daysAgo: max(2, count / 172_800 + 2))
         let broker = try MosquittoBroker(extraConfig: "set_tcp_nodelay true\n")
         defer { broker.stop() }
         let storePath = directory.file("store.db")
@@ -109,9 +112,14 @@ enum BacklogQueryBench {
         var queryTimes: [Double] = []
         var echoTimes: [Double] = []
         let after = DispatchTime.now()
+        // KEEPALIVE_BENCH_QUERY_DAYS (1): the queries after the first go round that many days from the backlog's first.
+        let spread = Int(ProcessInfo.processInfo.environment["KEEPALIVE_BENCH_QUERY_DAYS"] ?? "1") ?? 1
+        let yesterdayMs = (Int64(Date().timeIntervalSince1970 * 1000) / 86_400_000 - 1) * 86_400_000
         while elapsed(since: after) < afterS {
-            echoTimes.append(try await client.echo(round: queryTimes.count + 1, qos: .atLeastOnce))
-            queryTimes.append(try await client.query(backlog.day, round: queryTimes.count + 1, qos: .atLeastOnce))
+            let round = queryTimes.count + 1
+            let day = spread <= 1 ? backlog.day : String(BridgeBacklog.timestamp(yesterdayMs - Int64(round % spread) * 86_400_000).prefix(10))
+            echoTimes.append(try await client.echo(round: round, qos: .atLeastOnce))
+            queryTimes.append(try await client.query(day, round: round, qos: .atLeastOnce))
         }
         figures.queries = queryTimes.count
         figures.queryP99Ms = percentile(queryTimes, 0.99)
@@ -120,7 +128,8 @@ enum BacklogQueryBench {
         agent.stop()
 
         // Stale: rows of the day stored after its aggregate was built (as a late backlog leaves it).
-        try SQLiteConnection(path: storePath).statement("UPDATE day_aggregate SET built_hr_id = 0 WHERE date = ?").bind(.text(backlog.day)).run()
+        let file = try SQLiteConnection(path: storePath)  // held: a statement does not keep its connection alive
+        try file.statement("UPDATE day_aggregate SET built_hr_id = 0 WHERE date = ?").bind(.text(backlog.day)).run()
         (figures.cliMs, figures.cliMiB) = try await commandLine(binary, ["query", backlog.day, "--config", config], slow: slow, in: directory)
         (figures.cliLocationMs, figures.cliLocationMiB) = try await commandLine(
             binary, ["query", backlog.day, "--include", "location", "--config", config], slow: slow, in: directory)

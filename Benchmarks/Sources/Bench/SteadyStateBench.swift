@@ -202,6 +202,8 @@ struct StoredBytes {
 /// runtime linked in statically) when scripts/bench.sh built it, else the release build.
 enum BenchAgent {
     static var binary: String {
+        // KEEPALIVE_BENCH_AGENT: another build of the agent to measure.
+        if let chosen = ProcessInfo.processInfo.environment["KEEPALIVE_BENCH_AGENT"] { return chosen }
         let candidates = ["\(Tools.packageRoot)/.build-static/release/keepalive", "\(Tools.packageRoot)/.build/release/keepalive"]
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? Tools.agent
     }
