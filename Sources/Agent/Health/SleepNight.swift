@@ -47,7 +47,8 @@ struct SleepNight: Sendable, Equatable {
 
         mutating func add(_ sample: StoredHeartRate) {
             // Only what the night uses: the strap's beats, bpm and whether the notification was
-            // valid; the raw bytes are dropped (a third of a window's memory: issue 32).
+            // valid; the raw bytes, one heap block per notification held for the whole window,
+            // are dropped (issue 32).
             var sample = sample
             sample.raw = []
             bySensor[sample.sensor, default: []].append(sample)
