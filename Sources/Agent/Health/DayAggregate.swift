@@ -93,7 +93,7 @@ struct DayAggregate: Sendable {
     static func rebuild(_ day: LocalDay, settings: AggregateSettings, store: Store, upTo cursor: RowCursor?) async throws -> DayAggregate {
         let bounds = day.boundsMs
         var heartRate = HeartRateAccumulator(gapLimitMs: settings.gapLimitMs, zones: settings.zones)
-        try await store.forEachHeartRateInChunks(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = heartRate.add($0) }
+        try await store.forEachHeartRate(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = heartRate.add($0) }
         var location = LocationAccumulator(intervalS: settings.locationIntervalS)
         try await store.forEachFix(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = location.add($0) }
         var steps = StepsAccumulator(settings: settings.steps)

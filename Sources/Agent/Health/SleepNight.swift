@@ -140,7 +140,7 @@ extension SleepNight {
     static func compute(_ day: LocalDay, settings: AggregateSettings, store: Store, upTo cursor: RowCursor?) async throws -> SleepNight {
         let window = window(of: day)
         var collector = Collector()
-        try await store.forEachHeartRateInChunks(fromMs: window.start, toMs: window.end, upTo: cursor) { collector.add($0) }
+        try await store.forEachHeartRate(fromMs: window.start, toMs: window.end, upTo: cursor) { collector.add($0) }
         let samples = collector.dominant
         guard let sensor = samples.first?.sensor else { return .none }
         let range = SleepEpochCache.range(ofWindow: window)
