@@ -34,6 +34,10 @@ let package = Package(
         .systemLibrary(
             name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
+        // FFTW 3, double precision: the sleep features' spectra (SleepStaging/Features/RealFFT.swift).
+        .systemLibrary(
+            name: "CFFTW", path: "Sources/CFFTW", pkgConfig: "fftw3",
+            providers: [.apt(["libfftw3-dev"])]),
 
         // fork + PR_SET_PDEATHSIG + exec for bridge programs that must die with the agent.
         .target(name: "CSpawn", path: "Sources/CSpawn"),
@@ -69,7 +73,7 @@ let package = Package(
         // Sleep from the heart-rate strap: sleepecg's ws-gru-mesa wake/sleep classifier, ported (docs/sleep.md).
         // Optimised in debug builds too: classifying a night unoptimised takes ~25x the CPU (6.4 s
         // instead of 0.25 s), which the test suite's parallel runs then fight over.
-        .target(name: "SleepStaging", exclude: ["Model/LICENSE.sleepecg"], swiftSettings: [.unsafeFlags(["-O"])]),
+        .target(name: "SleepStaging", dependencies: ["CFFTW"], exclude: ["Model/LICENSE.sleepecg"], swiftSettings: [.unsafeFlags(["-O"])]),
 
         // Test support: real mosquitto, gpsd via gpsfake, the agent binary, MQTT clients.
         .target(name: "TestKit", dependencies: ["CSpawn"], path: "Tests/TestKit"),

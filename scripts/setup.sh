@@ -9,6 +9,7 @@ PACKAGES=(
   mosquitto mosquitto-clients libmosquitto-dev   # broker for tests/demo, clients, the C library
   gpsd gpsd-clients python3-gps libgps-dev       # gpsd + gpsfake (replay), gpspipe, libgps
   libsqlite3-dev sqlite3                         # the store
+  libfftw3-dev                                  # FFTW: the sleep features' spectra (runtime libfftw3-double3)
   pkg-config openssl coreutils python3           # module maps, TLS test certificates, stdbuf
   python3-bleak python3-paho-mqtt                # the reference heart-rate bridge (deploy/hr-bridge)
   python3-dbusmock dbus                          # its test against a fake BlueZ

@@ -41,9 +41,14 @@ public enum WakeSleepClassifier {
 
     /// Classifies every epoch of the recording: `int(last beat // 30)` epochs from its start.
     public static func classify(_ recording: SleepRecording) -> [SleepEpoch] {
-        let features = SleepFeatures(recording)
+        classify(recording, vectors: EpochFeatures.compute(recording.rr, epochs: Array(0..<recording.rr.epochCount)))
+    }
+
+    /// The same from the recording's epoch vectors, one per epoch in order (kept ones reused: the
+    /// bidirectional network still reads the whole night, which is the cheap part).
+    public static func classify(_ recording: SleepRecording, vectors: [EpochFeatureVector]) -> [SleepEpoch] {
+        let features = SleepFeatures(recording, vectors: vectors)
         let probabilities = WakeSleepNetwork.wsGruMesa.probabilities(features: features.values, epochs: features.epochCount)
-        let beats = validBeatsPerEpoch(recording.rr, epochs: features.epochCount)
         return probabilities.enumerated().map { epoch, p in
             // argmax, the first of equals as numpy's.
             var best = 0
@@ -53,7 +58,7 @@ public enum WakeSleepClassifier {
                 stage: SleepEpoch.Stage(rawValue: best) ?? .undefined,
                 sleepProbability: p[SleepEpoch.Stage.sleep.rawValue],
                 wakeProbability: p[SleepEpoch.Stage.wake.rawValue],
-                validBeats: beats[epoch])
+                validBeats: vectors[epoch].validBeats)
         }
     }
 

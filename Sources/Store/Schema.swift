@@ -160,6 +160,19 @@ enum Schema {
         """
         -- nothing to change here
         """,
+        // 9: sleep features kept per 30-s epoch (Store+SleepEpochs.swift, docs/storage.md): computed
+        // once when the epoch's window is complete, reused while `inputs` (a fingerprint of the
+        // beats around it) matches; `check_crc` covers the row, so a damaged one is recomputed.
+        """
+        CREATE TABLE IF NOT EXISTS sleep_epoch (
+            start_s INTEGER NOT NULL,             -- epoch start, Unix s, a multiple of 30
+            sensor TEXT NOT NULL,
+            inputs INTEGER NOT NULL,              -- fingerprint of the beats it was computed from
+            vector BLOB NOT NULL,                 -- the feature vector (EpochFeatureVector.bytes)
+            check_crc INTEGER NOT NULL,           -- CRC-32 of the other columns
+            PRIMARY KEY (start_s, sensor)
+        ) WITHOUT ROWID;
+        """,
     ]
 
     static var latestVersion: Int { migrations.count }

@@ -3,7 +3,8 @@ import Foundation
 /// Keeping the file within its disk: raw rows pruned oldest first, their pages given back.
 extension Store {
     /// Deletes up to `limit` raw rows older than `beforeMs` per table, in short transactions so
-    /// ingest never waits long; call repeatedly until it returns 0. Aggregates are kept.
+    /// ingest never waits long; call repeatedly until it returns 0. Aggregates are kept; kept sleep
+    /// epochs (sleep_epoch) go with their beats.
     public func pruneRawRows(beforeMs: Int64, limit: Int = 2000) throws -> Int {
         var deleted = 0
         try db.transaction {
@@ -17,6 +18,11 @@ extension Store {
             try db.statement(
                 "DELETE FROM step_record WHERE id IN (SELECT id FROM step_record WHERE ts_ms < ? ORDER BY ts_ms LIMIT ?)"
             ).bind(.integer(beforeMs), .integer(Int64(limit))).run()
+            deleted += db.changes
+            // Kept sleep epochs go with the beats they were computed from.
+            try db.statement(
+                "DELETE FROM sleep_epoch WHERE start_s IN (SELECT start_s FROM sleep_epoch WHERE start_s < ? ORDER BY start_s LIMIT ?)"
+            ).bind(.integer(beforeMs / 1000), .integer(Int64(limit))).run()
             deleted += db.changes
         }
         return deleted

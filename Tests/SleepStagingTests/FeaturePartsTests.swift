@@ -9,14 +9,15 @@ import TestKit
 /// fail on.
 @Suite("Feature and network parts")
 struct FeaturePartsTests {
-    @Test("the mixed-radix FFT of 2040 points equals a plain DFT")
+    @Test("FFTW's real transform of 2040 points equals a plain DFT")
     func fftMatchesDFT() {
         let n = 2040
         var generator = SplitMix(seed: 7)
         let signal = (0..<n).map { _ in generator.nextUnit() - 0.5 }
-        let (re, im) = MixedRadixFFT(count: n).transform(real: signal)
+        let (re, im) = RealFFT(count: n).transform(real: signal)
         var worst = 0.0
-        for k in stride(from: 0, to: n, by: 37) {
+        #expect(re.count == n / 2 + 1)
+        for k in stride(from: 0, through: n / 2, by: 17) {
             var sumRe = 0.0
             var sumIm = 0.0
             for (j, x) in signal.enumerated() {

@@ -7,7 +7,7 @@ import Logging
 import Store
 import TestKit
 
-/// `scripts/bench.sh [ingest|e2e|dayread|outbox|query|steady]…` (`ingest` includes `e2e`)
+/// `scripts/bench.sh [ingest|e2e|dayread|outbox|query|steady|backlogquery]…` (`ingest` includes `e2e`)
 ///
 /// Every figure is printed next to a baseline measured in the same run on the same machine:
 /// a raw prepared-insert loop for ingest, `mosquitto_pub -q 1` for the outbox drain.
@@ -23,6 +23,7 @@ struct BenchMain {
         if all || selected.contains("outbox") { try await OutboxBench.run(into: &table) }
         if all || selected.contains("query") { try await QueryBench.run(into: &table) }
         if all || selected.contains("steady") { try await SteadyStateBench.run(into: &table) }
+        if all || selected.contains("backlogquery") { try await BacklogQueryBench.run(into: &table) }
         table.print()
     }
 }

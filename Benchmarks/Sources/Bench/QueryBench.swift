@@ -115,7 +115,7 @@ enum QueryBench {
 
 /// One requester connection, timing its own publish→receive, queries to the agent and (with a
 /// bare responder on a second connection) request/response with no work in between.
-private struct Requester {
+struct Requester {
     let client: MQTTClient
     let responder: MQTTClient
     var events: AsyncStream<MQTTEvent>.Iterator

@@ -68,10 +68,15 @@ enum SteadyStateBench {
         let consumer = try await MQTTSubscriber(port: broker.port, filter: "keepalive/#")
         let launched = Date()
         // Synchronised: the 2014 capture's fixes get system time, so replays are new fixes.
+        // KEEPALIVE_BENCH_SLOW_CORE=1: on one core at a 25 % quota, a stand-in for a Pi 3 (`SlowCore`).
+        let command = SlowCore.requested ? try SlowCore.wrap(binary, ["run", "--config", config]) : (binary, ["run", "--config", config])
         let agent = try ManagedProcess(
-            name: "keepalive", executable: binary, arguments: ["run", "--config", config],
+            name: "keepalive", executable: command.0, arguments: command.1,
             environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "1", "NOTIFY_SOCKET": notify.path])
-        defer { agent.stop() }
+        defer {
+            agent.stop()
+            if SlowCore.requested { SlowCore.remove() }
+        }
         try await Wait.until(timeout: 30, "READY=1 from the agent") { notify.count("READY=1") > 0 }
         let ready = (notify.messages.first { $0.lines.contains("READY=1") }?.at ?? Date()).timeIntervalSince(launched)
         // One RR interval per notification, as a chest strap sends (KEEPALIVE_BENCH_RR=0: none).
@@ -106,7 +111,7 @@ enum SteadyStateBench {
         // The physical floor for this durability: every commit window must reach the card, and the
         // kernel writes at least one 4 KiB page to do it.
         let floorPerHour = 3600 / (Double(max(batchMs, 1)) / 1000) * 4096
-        table.add("steady state 1 Hz GPS + 1 Hz HR\(withRR ? " with RR" : ""), \(Int(window)) s, batch_ms \(batchMs), fold_s \(foldS), synchronous \(synchronous), \(filePageSize)-byte pages, \(freshWAL ? "a fresh -wal growing" : "the -wal reused in place"): CPU", cpuPercent, "% of a core",
+        table.add("steady state 1 Hz GPS + 1 Hz HR\(withRR ? " with RR" : "")\(SlowCore.requested ? ", \(SlowCore.label): CPU as % of a whole core; of the quota ×4" : ""), \(Int(window)) s, batch_ms \(batchMs), fold_s \(foldS), synchronous \(synchronous), \(filePageSize)-byte pages, \(freshWAL ? "a fresh -wal growing" : "the -wal reused in place"): CPU", cpuPercent, "% of a core",
                   baseline: "—", 0, higherIsBetter: false, target: "≤ 1 %")
         let floor = await BenchAgent.rssFloorKiB(timeZone: "UTC")
         table.add("steady state: peak RSS (VmHWM), all mappings\(BenchAgent.isStatic ? ", packaged (static) binary" : "")", Double(after.peakRSSKiB) / 1024, "MiB",
@@ -197,6 +202,8 @@ struct StoredBytes {
 /// runtime linked in statically) when scripts/bench.sh built it, else the release build.
 enum BenchAgent {
     static var binary: String {
+        // KEEPALIVE_BENCH_AGENT: another build of the agent to measure.
+        if let chosen = ProcessInfo.processInfo.environment["KEEPALIVE_BENCH_AGENT"] { return chosen }
         let candidates = ["\(Tools.packageRoot)/.build-static/release/keepalive", "\(Tools.packageRoot)/.build/release/keepalive"]
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? Tools.agent
     }

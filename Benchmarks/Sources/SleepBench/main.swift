@@ -72,6 +72,13 @@ let featuresOnly = best(of: 5) { _ = SleepFeatures(recording) }
 let classify = best(of: 5) { epochs = WakeSleepClassifier.classify(recording) }
 let periods = best(of: 5) { night = SleepPeriods.find(in: epochs) }
 let total = rebuild + classify + periods
+// The agent's path (issue 32): the night on the absolute 30-s grid, every epoch's vector kept, then
+// the night again from the kept vectors: fingerprints of each epoch's beats, the network.
+let aligned = try recording.alignedToEpochGrid()
+var kept: [EpochFeatureVector] = []
+let keepAll = best(of: 5) { kept = EpochFeatures.compute(aligned.rr, epochs: Array(0..<aligned.rr.epochCount)) }
+let fingerprints = best(of: 5) { _ = EpochFeatures.inputs(of: aligned) }
+let fromKept = best(of: 5) { _ = WakeSleepClassifier.classify(aligned, vectors: kept) }
 let hours = recording.rr.duration / 3600
 
 var pythonCPU = Double.nan
@@ -124,6 +131,8 @@ print("| 36 features per epoch | \(ms(featuresOnly)) | | | |")
 print("| network | \(ms(classify - featuresOnly)) | | | |")
 print("| features + network | \(ms(classify)) | sleepecg 0.6.0 stage() | \(pythonCPU.isNaN ? "—" : ms(pythonCPU)) | \(pythonCPU.isNaN ? "—" : String(format: "%.3f×", classify / pythonCPU)) |")
 print("| sleep periods | \(ms(periods)) | | | |")
+print("| every epoch's vector, to keep (once per epoch) | \(ms(keepAll)) | | | |")
+print("| the night again from kept vectors: fingerprints + network | \(ms(fingerprints + fromKept)) | features + network | \(ms(classify)) | \(String(format: "%.3f×", (fingerprints + fromKept) / classify)) |")
 print("| whole night | \(ms(total)) | | | |")
 print("")
 print(String(format: "once a night: %.4f %% of one core over the day (budget 1 %%)", total / 86_400 * 100))

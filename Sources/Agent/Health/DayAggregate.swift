@@ -120,6 +120,16 @@ struct DayAggregate: Sendable {
     }
 }
 
+extension DayAggregate {
+    /// Only the day's fixes (a reply with location and no health).
+    static func location(_ day: LocalDay, settings: AggregateSettings, reader: StoreReader) throws -> LocationAccumulator {
+        let bounds = day.boundsMs
+        var location = LocationAccumulator(intervalS: settings.locationIntervalS)
+        try reader.forEachFix(fromMs: bounds.start, toMs: bounds.end) { _ = location.add($0) }
+        return location
+    }
+}
+
 /// A health aggregate payload, kept apart from its `seq` so two versions can be compared
 /// ("did late data change the day?") and the seq set when it is queued.
 struct HealthDocument: Sendable {

@@ -49,7 +49,11 @@ struct SleepNight: Sendable, Equatable {
         private var bySensor: [String: [StoredHeartRate]] = [:]
 
         mutating func add(_ sample: StoredHeartRate) {
-            // Only what the features use: the strap's beats and whether the notification was valid.
+            // Only what the night uses: the strap's beats, bpm and whether the notification was
+            // valid; the raw bytes, one heap block per notification held for the whole window,
+            // are dropped (issue 32).
+            var sample = sample
+            sample.raw = []
             bySensor[sample.sensor, default: []].append(sample)
         }
 
@@ -64,21 +68,16 @@ struct SleepNight: Sendable, Equatable {
 
     /// The night from a strap's notifications in time order (see the type's comment), in the
     /// window `window` (Unix ms; nil: the notifications' own span), computed at `nowMs` (nil: the
-    /// window is over, the night cannot be in progress).
+    /// window is over, the night cannot be in progress). `cache` holds the strap's kept epoch
+    /// features (`SleepEpochCache`); without one every epoch is computed.
     static func find(
         in samples: [StoredHeartRate], timeZone: TimeZone, gapLimitMs: Int64, subject: SubjectData = SubjectData(),
-        window: (start: Int64, end: Int64)? = nil, nowMs: Int64? = nil
+        window: (start: Int64, end: Int64)? = nil, nowMs: Int64? = nil, cache: SleepEpochCache? = nil
     ) -> SleepNight {
+        let cache = cache ?? SleepEpochCache(sensor: samples.first?.sensor ?? "")
         var epochs: [SleepEpoch] = []
         for segment in segments(samples) {
-            var builder = RRSeriesBuilder(gapLimitMs: gapLimitMs)
-            for sample in segment {
-                builder.add(HeartRateNotification(timeMs: sample.timeMs, rr1024: sample.rrIntervals, valid: sample.valid))
-            }
-            guard let first = segment.first else { continue }
-            let firstBeat = Date(timeIntervalSince1970: Double(first.timeMs) / 1000)
-            guard let recording = try? builder.recording(utcOffsetSeconds: timeZone.secondsFromGMT(for: firstBeat), subject: subject) else { continue }
-            epochs += WakeSleepClassifier.classify(recording)
+            epochs += cache.epochs(of: segment, timeZone: timeZone, gapLimitMs: gapLimitMs, subject: subject)
         }
         let span = window ?? (samples.first?.timeMs ?? 0, (samples.last?.timeMs ?? 0) + 1)
         let wear = WearSpan.spans(samples.map { (Double($0.timeMs) / 1000, $0.valid && !$0.rrIntervals.isEmpty) })
@@ -154,24 +153,45 @@ struct SleepNight: Sendable, Equatable {
 }
 
 extension SleepNight {
-    /// `day`'s night from the store (the publisher), rows stored up to `cursor`, computed at `nowMs`.
-    static func compute(_ day: LocalDay, settings: AggregateSettings, store: Store, upTo cursor: RowCursor?, nowMs: Int64? = nil) async throws -> SleepNight {
+    /// `day`'s night from the store (the publisher), rows stored up to `cursor`, computed at
+    /// `nowMs`; the epochs it computed with a complete window are kept.
+    static func compute(
+        _ day: LocalDay, settings: AggregateSettings, store: Store, upTo cursor: RowCursor?, nowMs: Int64? = nil
+    ) async throws -> SleepNight {
         let window = window(of: day)
         var collector = Collector()
         try await store.forEachHeartRate(fromMs: window.start, toMs: window.end, upTo: cursor) { collector.add($0) }
-        return find(
-            in: collector.dominant, timeZone: settings.timeZone, gapLimitMs: settings.gapLimitMs, subject: subject(day, settings),
-            window: window, nowMs: nowMs)
+        let samples = collector.dominant
+        guard let sensor = samples.first?.sensor else { return .none }
+        let range = SleepEpochCache.range(ofWindow: window)
+        let cache = SleepEpochCache(sensor: sensor, read: try await store.sleepEpochs(sensor: sensor, fromS: range.fromS, toS: range.toS))
+        let night = find(
+            in: samples, timeZone: settings.timeZone, gapLimitMs: settings.gapLimitMs, subject: subject(day, settings),
+            window: window, nowMs: nowMs, cache: cache)
+        try await store.saveSleepEpochs(cache.fresh)
+        cache.log(SleepEpochCache.logger, day: day)
+        return night
     }
 
-    /// The same through a read-only connection (queries, the command line).
-    static func compute(_ day: LocalDay, settings: AggregateSettings, reader: StoreReader, nowMs: Int64? = nil) throws -> SleepNight {
+    /// The same through a read-only connection (queries, the command line): epochs computed here
+    /// go to `keep`, where there is a writer to keep them.
+    static func compute(
+        _ day: LocalDay, settings: AggregateSettings, reader: StoreReader, nowMs: Int64? = nil,
+        keep: (([StoredSleepEpoch]) -> Void)? = nil
+    ) throws -> SleepNight {
         let window = window(of: day)
         var collector = Collector()
         try reader.forEachHeartRate(fromMs: window.start, toMs: window.end) { collector.add($0) }
-        return find(
-            in: collector.dominant, timeZone: settings.timeZone, gapLimitMs: settings.gapLimitMs, subject: subject(day, settings),
-            window: window, nowMs: nowMs)
+        let samples = collector.dominant
+        guard let sensor = samples.first?.sensor else { return .none }
+        let range = SleepEpochCache.range(ofWindow: window)
+        let cache = SleepEpochCache(sensor: sensor, read: try reader.sleepEpochs(sensor: sensor, fromS: range.fromS, toS: range.toS))
+        let night = find(
+            in: samples, timeZone: settings.timeZone, gapLimitMs: settings.gapLimitMs, subject: subject(day, settings),
+            window: window, nowMs: nowMs, cache: cache)
+        if !cache.fresh.isEmpty { keep?(cache.fresh) }
+        cache.log(SleepEpochCache.logger, day: day)
+        return night
     }
 
     /// The sleeper as the classifier takes it, aged as of the year of `day`.

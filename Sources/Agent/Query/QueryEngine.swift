@@ -12,11 +12,16 @@ final class QueryEngine {
     let maxReplyBytes: Int
     let creator: String
     private var reader: StoreReader?
-    /// Today's aggregate, carried from one query to the next.
-    private var today: RunningDay?
+    /// Today's aggregate, and those of past days answered from their rows (no current stored
+    /// aggregate: a backlog landing), carried from one query to the next: each query folds in only
+    /// the rows stored since (issue 32).
+    private var running: [LocalDay: RunningDay] = [:]
     /// Nights classified for recent replies, and when (`SleepNight.todayRefresh`): a night is a
     /// whole-window classification, too heavy to repeat for every query while a backlog streams in.
     private var nights: [LocalDay: (at: ContinuousClock.Instant, night: SleepNight)] = [:]
+    /// Where sleep epochs this engine computed are kept (the agent's writer); nil for the command
+    /// line, which only reads the store.
+    var keepSleepEpochs: (([StoredSleepEpoch]) -> Void)?
 
     static let fiveMinutesMs: Int64 = 300_000
 
@@ -76,7 +81,7 @@ final class QueryEngine {
             return nil
         } catch {
             reader = nil  // reopened on the next request
-            today = nil
+            running = [:]
             nights = [:]
             return QueryError(code: .internal, message: "cannot read the store: \(error)").reply
         }
@@ -113,7 +118,8 @@ final class QueryEngine {
     /// Read-your-writes: every answer reflects every row committed before the snapshot it reads.
     /// A finished day is answered from its stored final aggregate only while that still covers
     /// all the day's rows (no late rows since: `isStale`); otherwise, and for any day without
-    /// one, the day is computed from its rows. Today comes from `runningToday`, which folds in
+    /// one, the day is computed from its rows. Such a day (today, or one
+    /// a backlog is landing in) comes from `runningDay`, which folds in
     /// only the rows stored since the previous query.
     private func report(
         _ day: LocalDay, include: Set<QueryRequest.Part>, track: QueryRequest.TrackDetail?, heartRateTimeline: Bool, now: Date,
@@ -126,15 +132,22 @@ final class QueryEngine {
         // A stored aggregate whose JSON rotted on the card is not spliced into a reply: the day is
         // computed from its rows instead, as if nothing were stored.
         let current = stored.flatMap { $0.final && !$0.isStale && Self.intact($0) ? $0 : nil }
-        // Computed from the rows when no current stored aggregate answers (once, for health and location).
+        // Computed from the rows when no current stored aggregate answers (once, for health and
+        // location). Only what the reply carries: the night only for health, only the fixes for
+        // location alone (issue 32).
         var computed: DayAggregate?
         func aggregate() throws -> DayAggregate {
             if let computed { return computed }
             guard mayScan else { throw ScanNeeded() }
-            var built = isToday ? try runningToday(day, reader: reader) : try DayAggregate.build(day, settings: settings, reader: reader)
-            built.sleep = try sleep(day, reader: reader, nowMs: nowMs)
+            let built = try runningDay(day, reader: reader)
             computed = built
             return built
+        }
+        func fixesOnly() throws -> LocationAccumulator {
+            if let computed { return computed.location }
+            if isToday { return try aggregate().location }
+            guard mayScan else { throw ScanNeeded() }
+            return try DayAggregate.location(day, settings: settings, reader: reader)
         }
         // A stored aggregate with samples or fixes settles it without looking at the raw rows.
         let hasData = try current.map { Self.aggregateHasData($0.payload) } == true
@@ -145,7 +158,9 @@ final class QueryEngine {
             if let current {
                 health = .raw(current.payload)
             } else {
-                health = try aggregate().document(final: !isToday, nowMs: isToday ? nowMs : 0).json(seq: nil)
+                var withSleep = try aggregate()
+                withSleep.sleep = try sleep(day, reader: reader, nowMs: nowMs)
+                health = withSleep.document(final: !isToday, nowMs: isToday ? nowMs : 0).json(seq: nil)
             }
         }
 
@@ -158,7 +173,7 @@ final class QueryEngine {
                 let ends = try reader.fixEnds(fromMs: bounds.start, toMs: bounds.end)
                 location = .object([("fixes", .number(counted)), ("first", DayReport.endPoint(ends.first)), ("last", DayReport.endPoint(ends.last))])
             } else {
-                let fixes = try aggregate().location
+                let fixes = try fixesOnly()
                 location = .object([
                     ("fixes", .number(fixes.fixes)), ("first", DayReport.endPoint(fixes.first)), ("last", DayReport.endPoint(fixes.last)),
                 ])
@@ -203,22 +218,26 @@ final class QueryEngine {
     /// `day`'s night, classified again at most every `SleepNight.todayRefresh`.
     private func sleep(_ day: LocalDay, reader: StoreReader, nowMs: Int64) throws -> SleepNight {
         if let cached = nights[day], ContinuousClock.now - cached.at < SleepNight.todayRefresh { return cached.night }
-        let night = try SleepNight.compute(day, settings: settings, reader: reader, nowMs: nowMs)
+        let night = try SleepNight.compute(day, settings: settings, reader: reader, nowMs: nowMs, keep: keepSleepEpochs)
         if nights.count >= 8 { nights.removeAll() }
         nights[day] = (.now, night)
         return night
     }
 
-    /// Today as of the current snapshot: the running aggregate brought up to date, or computed
-    /// anew (a new day, a row out of order).
-    private func runningToday(_ day: LocalDay, reader: StoreReader) throws -> DayAggregate {
-        if var running = today, running.aggregate.day == day, try running.catchUp(reader: reader) {
-            today = running
-            return running.aggregate
+    /// The day as of the current snapshot: its running aggregate brought up to date, or computed
+    /// anew (first asked, a row out of order). At most four days are carried.
+    private func runningDay(_ day: LocalDay, reader: StoreReader) throws -> DayAggregate {
+        if var carried = running[day], try carried.catchUp(reader: reader) {
+            running[day] = carried
+            // Workouts are not rows it folds: read again (an indexed range).
+            var aggregate = carried.aggregate
+            aggregate.workouts = try reader.workouts(fromMs: day.boundsMs.start, toMs: day.boundsMs.end)
+            return aggregate
         }
-        let running = try RunningDay(day, settings: settings, reader: reader)
-        today = running
-        return running.aggregate
+        let fresh = try RunningDay(day, settings: settings, reader: reader)
+        if running[day] == nil, running.count >= 4, let oldest = running.keys.min() { running[oldest] = nil }
+        running[day] = fresh
+        return fresh.aggregate
     }
 
     /// The day's 15-minute buckets as CSV rows (`keepalive export --format timeline-csv`).

@@ -37,7 +37,8 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
 
     init(
         config: AgentConfig, client: MQTTClient, settings: AggregateSettings, clock: AgentClock,
-        foldJournal: (@Sendable () async -> Void)? = nil, logger: Logger
+        foldJournal: (@Sendable () async -> Void)? = nil,
+        keepSleepEpochs: (@Sendable ([StoredSleepEpoch]) async throws -> Void)? = nil, logger: Logger
     ) {
         self.clock = clock
         self.foldJournal = foldJournal
@@ -51,6 +52,16 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
                 storePath: config.store.path, settings: settings, maxReplyBytes: config.query.maxReplyBytes, deviceID: config.device.id))
         }
         engine = makeEngine()
+        if let keepSleepEpochs {
+            // Sleep epochs a query computed are kept by the writer, off the query's path.
+            engine.engine.keepSleepEpochs = { epochs in
+                Task {
+                    do { try await keepSleepEpochs(epochs) } catch {
+                        logger.warning("could not keep sleep epochs", metadata: ["count": "\(epochs.count)", "error": "\(error)"])
+                    }
+                }
+            }
+        }
         quickEngine = makeEngine()
         bucket = LockedTokenBucket(TokenBucket(ratePerS: config.query.ratePerS, burst: config.query.burst))
     }

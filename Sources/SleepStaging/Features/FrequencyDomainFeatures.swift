@@ -14,31 +14,41 @@ enum FrequencyDomainFeatures {
     static let names = ["total_power", "VLF", "LF", "LF_norm", "HF", "HF_norm", "LF_HF_ratio"]
     static let samplingHz = 4.0
 
+    /// The RR series on sleepecg's 4 Hz grid, `np.arange(-lookback, (epochs-1)*30 + lookforward, 0.25)`
+    /// seconds from the recording start (every point exact): epoch e's window is the 2040 samples
+    /// from `e · 120`.
     /// - Parameters:
     ///   - nn: the cleaned RR intervals, seconds (NaN outside the limits or unknown).
     ///   - times: their end times, seconds since the recording start, increasing.
     ///   - epochs: how many epochs (their starts are 0, 30, 60, … s).
-    /// - Returns: epochs × 7, row-major.
-    static func compute(
-        nn: [Double], times: [Double], epochs: Int, lookback: Int, lookforward: Int, maxNaNFraction: Double
-    ) -> [Double] {
+    static func resample(nn: [Double], times: [Double], epochs: Int, lookback: Int, lookforward: Int) -> [Double] {
         guard epochs > 0 else { return [] }
-        let windowLength = Int(Double(lookback + lookforward) * samplingHz)
-        let windowStep = Int(samplingHz * Double(SleepEpoch.seconds))
-        // np.arange(-lookback, (epochs-1)*30 + lookforward, 0.25): start + i·0.25, all exact.
         let gridStart = Double(-lookback)
         let gridStop = Double((epochs - 1) * SleepEpoch.seconds + lookforward)
         let gridCount = Int(((gridStop - gridStart) * samplingHz).rounded(.up))
         let delta = (gridStart + 1 / samplingHz) - gridStart
         let grid = (0..<gridCount).map { gridStart + Double($0) * delta }
-        let resampled = interpolate(grid, times, nn)
+        return interpolate(grid, times, nn)
+    }
 
-        let fft = MixedRadixFFT(count: windowLength)
-        let bands = Bands(fftLength: windowLength, samplingHz: samplingHz)
-        var out: [Double] = []
-        out.reserveCapacity(epochs * names.count)
-        for epoch in 0..<epochs {
-            let window = Array(resampled[(epoch * windowStep)..<(epoch * windowStep + windowLength)])
+    /// The seven features of one epoch from its window of the resampled series (`resample`).
+    struct EpochSpectrum: Sendable {
+        let windowLength: Int
+        let windowStep: Int
+        let maxNaNFraction: Double
+        let fft: RealFFT
+        let bands: Bands
+
+        init(lookback: Int, lookforward: Int, maxNaNFraction: Double) {
+            windowLength = Int(Double(lookback + lookforward) * samplingHz)
+            windowStep = Int(samplingHz * Double(SleepEpoch.seconds))
+            self.maxNaNFraction = maxNaNFraction
+            fft = RealFFT(count: windowLength)
+            bands = Bands(fftLength: windowLength, samplingHz: samplingHz)
+        }
+
+        func features(epoch: Int, resampled: [Double]) -> [Double] {
+            let window = resampled[(epoch * windowStep)..<(epoch * windowStep + windowLength)]
             let valid = window.filter { !$0.isNaN }
             let nanFraction = Double(window.count - valid.count) / Double(window.count)
             let psd: [Double]?
@@ -49,9 +59,8 @@ enum FrequencyDomainFeatures {
             } else {
                 psd = nil
             }
-            out.append(contentsOf: psd.map { bands.features($0) } ?? Array(repeating: .nan, count: names.count))
+            return psd.map { bands.features($0) } ?? Array(repeating: .nan, count: names.count)
         }
-        return out
     }
 
     /// `np.interp(x, xp, fp)` (with its exact-hit and NaN rules), NaN outside `[xp₀, xp_last]` as
@@ -84,7 +93,7 @@ enum FrequencyDomainFeatures {
     /// scipy's `periodogram(x, fs, window)` with density scaling, one-sided, mean removed, the FFT
     /// as long as the spectrum's window (longer than `x` when NaNs were dropped): the first `bins`
     /// bins, V²/Hz.
-    static func periodogram(_ x: [Double], fft: MixedRadixFFT, bins: Int, hann: Bool) -> [Double] {
+    static func periodogram(_ x: [Double], fft: RealFFT, bins: Int, hann: Bool) -> [Double] {
         let mean = NumpyReductions.sum(x) / Double(x.count)
         var window = [Double](repeating: 1, count: x.count)
         if hann { window = periodicHann(x.count) }

@@ -23,31 +23,29 @@ public struct SleepFeatures: Sendable {
 
     /// Computes the features of a recording.
     public init(_ recording: SleepRecording) {
-        typealias Archive = WsGruMesaArchive
-        let rr = recording.rr
-        let epochs = rr.epochCount
-        let nn = rr.intervals.map { value in
-            value < Archive.minRRSeconds || value > Archive.maxRRSeconds ? Double.nan : value
-        }
-        let windows = Self.windows(
-            times: rr.endTimes, epochs: epochs, lookback: Archive.lookbackSeconds, lookforward: Archive.lookforwardSeconds)
-        let time = TimeDomainFeatures.compute(nn: nn, windows: windows)
-        let frequency = FrequencyDomainFeatures.compute(
-            nn: nn, times: rr.endTimes, epochs: epochs, lookback: Archive.lookbackSeconds,
-            lookforward: Archive.lookforwardSeconds, maxNaNFraction: Archive.maxNaNFraction)
+        self.init(recording, vectors: EpochFeatures.compute(recording.rr, epochs: Array(0..<recording.rr.epochCount)))
+    }
+
+    /// The features of a recording from its epochs' vectors (`EpochFeatures.compute`, or kept ones
+    /// whose `EpochFeatures.inputs` are unchanged), one per epoch in order: pNN50 and pNN20 divided
+    /// by the widest window, and the recording's start time and subject appended.
+    public init(_ recording: SleepRecording, vectors: [EpochFeatureVector]) {
+        let widest = vectors.map(\.windowIntervals).max() ?? 0
         let metadata = [
             Double(recording.startClockSeconds),
             recording.subject.age.map(Double.init) ?? .nan,
             recording.subject.gender.map { Double($0.rawValue) } ?? .nan,
         ]
         var values: [Double] = []
-        values.reserveCapacity(epochs * Self.names.count)
-        for epoch in 0..<epochs {
-            values.append(contentsOf: time[(epoch * 26)..<((epoch + 1) * 26)])
-            values.append(contentsOf: frequency[(epoch * 7)..<((epoch + 1) * 7)])
+        values.reserveCapacity(vectors.count * Self.names.count)
+        for vector in vectors {
+            var time = Array(vector.values[0..<TimeDomainFeatures.names.count])
+            TimeDomainFeatures.fillPNN(&time, widestWindow: widest)
+            values.append(contentsOf: time)
+            values.append(contentsOf: vector.values[TimeDomainFeatures.names.count...])
             values.append(contentsOf: metadata)
         }
-        epochCount = epochs
+        epochCount = vectors.count
         self.values = values
     }
 

@@ -14,20 +14,41 @@ enum TimeDomainFeatures {
         "SD1_SD2_ratio", "CSI", "CVI",
     ]
 
+    static let pnn50Index = 9
+    static let pnn20Index = 10
+
     /// - Parameters:
     ///   - windows: per epoch, the index range of `nn` in its window.
     ///   - nn: the cleaned RR intervals, seconds (NaN outside the limits or unknown).
     /// - Returns: epochs × 26, row-major.
     static func compute(nn: [Double], windows: [Range<Int>]) -> [Double] {
-        let width = windows.map(\.count).max() ?? 0
+        let widest = windows.map(\.count).max() ?? 0
         var out: [Double] = []
         out.reserveCapacity(windows.count * names.count)
-        var row = [Double](repeating: .nan, count: width)
         for window in windows {
-            for index in 0..<width { row[index] = index < window.count ? nn[window.lowerBound + index] : .nan }
-            out.append(contentsOf: features(row: row))
+            var row = epoch(nn[window])
+            fillPNN(&row, widestWindow: widest)
+            out.append(contentsOf: row)
         }
         return out
+    }
+
+    /// One epoch's 26 features from the intervals of its window alone; pNN50 and pNN20 hold the
+    /// counts NN50 and NN20 until `fillPNN` divides them by the recording's widest window.
+    ///
+    /// sleepecg reduces a row padded with NaN to that widest window; the reductions skip NaN, so
+    /// only numpy's pairwise summation order differs here (last bits), and an epoch's features
+    /// depend on nothing but its own window: what lets them be computed once and kept.
+    static func epoch(_ window: ArraySlice<Double>) -> [Double] {
+        features(row: Array(window))
+    }
+
+    /// pNN50 and pNN20 as sleepecg has them: `nanmean` of a boolean array has no NaN, so the count
+    /// is divided by every column of the padded row's differences, (widest window − 1).
+    static func fillPNN(_ row: inout [Double], widestWindow: Int) {
+        let columns = Double(max(widestWindow - 1, 0))
+        row[pnn50Index] = row[7] / columns
+        row[pnn20Index] = row[8] / columns
     }
 
     private static func features(row: [Double]) -> [Double] {
@@ -43,9 +64,9 @@ enum TimeDomainFeatures {
         let sdsd = R.nanStd(sd, ddof: 1)
         let nn50 = Double(sd.filter { abs($0) > 0.05 }.count)
         let nn20 = Double(sd.filter { abs($0) > 0.02 }.count)
-        // nanmean of a boolean array: the count over every column, padding included.
-        let pnn50 = nn50 / Double(sd.count)
-        let pnn20 = nn20 / Double(sd.count)
+        // Filled in by `fillPNN`, which knows the recording's widest window.
+        let pnn50 = Double.nan
+        let pnn20 = Double.nan
 
         let sorted = R.sortedValues(row)
         let medianNN = R.median(sorted: sorted)

@@ -1,0 +1,132 @@
+import Foundation
+import Testing
+import TestKit
+
+@testable import Agent
+@testable import SleepStaging
+@testable import Store
+
+/// Sleep features computed once per epoch and kept in the store (issue 32, docs/storage.md "Sleep
+/// epochs"), on a night assembled from the real hour of MIT-BIH NSR intervals
+/// (`AssembledNightLines`, Tests/Fixtures/hr/nsr-60min.ndjson) in a real store.
+@Suite("Kept sleep epochs")
+struct SleepEpochCacheTests {
+    static let zone = TimeZone(identifier: "Europe/Berlin")!
+    static let settings = AggregateSettings(
+        timeZone: zone, gapLimitMs: 10_000, zones: HeartRateZones(maxHR: 190, restingHR: 60), locationIntervalS: 300)
+    /// 22:00 CET on 20 November 2026; the night is credited to the 21st.
+    static let eveningMs: Int64 = 1_795_208_400_000
+    static let morning = LocalDay("2026-11-21", timeZone: zone)!
+
+    static func samples(_ lines: [String]) throws -> [StoredHeartRate] {
+        try lines.map { line in
+            let message = try BridgeMessage.parse(Array(line.utf8)).get()
+            let timeMs = Int64(((message.timestamp?.timeIntervalSince1970 ?? 0) * 1000).rounded())
+            return HeartRateService.stored(message.sensor, try #require(message.heartRate), raw: message.raw, timeMs: timeMs, received: Date())
+        }
+    }
+
+    static func epochRows(_ store: Store) async throws -> SleepEpochRead {
+        try await store.sleepEpochs(sensor: "h10", fromS: 0, toS: .max)
+    }
+
+    /// The epochs of the whole stored night, through a cache holding what `store` kept.
+    static func epochs(_ store: Store, samples: [StoredHeartRate]) async throws -> (epochs: [SleepEpoch], cache: SleepEpochCache) {
+        let cache = SleepEpochCache(sensor: "h10", read: try await epochRows(store))
+        return (cache.epochs(of: samples[...], timeZone: zone, gapLimitMs: 10_000), cache)
+    }
+
+    @Test("a night computed hour by hour as its beats arrive, reusing kept epochs, equals the night computed from scratch, epoch for epoch")
+    func incrementalEqualsFromScratch() async throws {
+        let samples = try Self.samples(try AssembledNightLines.lines(startMs: Self.eveningMs, hours: 9))
+        let store = try Store(path: try TemporaryDirectory("epochs").file("k.db"))
+        let hourly = stride(from: 0, to: samples.count, by: 3600).map { samples[$0..<min($0 + 3600, samples.count)] }
+        var nights: [SleepNight] = []
+        for hour in hourly {
+            try await store.write(heartRates: Array(hour))
+            nights.append(try await SleepNight.compute(Self.morning, settings: Self.settings, store: store, upTo: nil))
+        }
+        let kept = try await Self.epochRows(store)
+        #expect(kept.epochs.count > 1000, "a 9-hour night keeps ~1060 complete epochs: \(kept.epochs.count)")
+
+        let (incremental, cache) = try await Self.epochs(store, samples: samples)
+        let scratch = SleepEpochCache(sensor: "h10").epochs(of: samples[...], timeZone: Self.zone, gapLimitMs: 10_000)
+        #expect(incremental == scratch, "the kept epochs give the same labels and probabilities as computing every epoch")
+        #expect(cache.computed <= 20, "only the epochs whose window is not complete are computed again: \(cache.computed)")
+
+        let fresh = try Store(path: try TemporaryDirectory("epochs-scratch").file("k.db"))
+        try await fresh.write(heartRates: samples)
+        let fromScratch = try await SleepNight.compute(Self.morning, settings: Self.settings, store: fresh, upTo: nil)
+        #expect(nights.last == fromScratch, "the night itself is the same")
+        #expect(fromScratch.main != nil, "the assembled night has a main sleep period")
+    }
+
+    @Test("a late backlog inside kept epochs: the night equals the one computed from scratch, and epochs before it are reused")
+    func lateBacklog() async throws {
+        let samples = try Self.samples(try AssembledNightLines.lines(startMs: Self.eveningMs, hours: 6))
+        // 20 minutes at 01:00 come late (a strap's backlog): first everything else.
+        let late = (3 * 3600)..<(3 * 3600 + 1200)
+        let store = try Store(path: try TemporaryDirectory("epochs-late").file("k.db"))
+        try await store.write(heartRates: Array(samples[..<late.lowerBound]) + Array(samples[late.upperBound...]))
+        _ = try await SleepNight.compute(Self.morning, settings: Self.settings, store: store, upTo: nil)
+        try await store.write(heartRates: Array(samples[late]))
+        let (withBacklog, cache) = try await Self.epochs(store, samples: samples)
+        let scratch = SleepEpochCache(sensor: "h10").epochs(of: samples[...], timeZone: Self.zone, gapLimitMs: 10_000)
+        #expect(withBacklog == scratch)
+        let before = (late.lowerBound * 1000 / 30_000) - 20
+        #expect(cache.reused >= before, "the epochs whose window ends before the backlog are reused: \(cache.reused) of \(scratch.count), computed \(cache.computed)")
+        print("late backlog of 20 min in a 6-h night: \(cache.computed) epochs computed again, \(cache.reused) reused")
+    }
+
+    @Test("a kept epoch that rotted on the card is computed again, not served, and kept anew; kept epochs survive a reopen")
+    func damagedRowIsRecomputed() async throws {
+        let samples = try Self.samples(try AssembledNightLines.lines(startMs: Self.eveningMs, hours: 2))
+        let path = try TemporaryDirectory("epochs-damage").file("k.db")
+        var store: Store? = try Store(path: path)
+        try await store?.write(heartRates: samples)
+        _ = try await SleepNight.compute(Self.morning, settings: Self.settings, store: try #require(store), upTo: nil)
+        let keptCount = try await Self.epochRows(try #require(store)).epochs.count
+        store = nil  // closed, as after a crash; what was committed is there
+        let reopened = try Store(path: path)
+        #expect(try await Self.epochRows(reopened).epochs.count == keptCount)
+
+        // One byte of one vector flipped behind the store's back.
+        let raw = try SQLiteConnection(path: path)
+        try raw.execute("UPDATE sleep_epoch SET vector = CAST(zeroblob(length(vector)) AS BLOB) WHERE start_s = (SELECT min(start_s) FROM sleep_epoch)")
+        let damaged = try await Self.epochRows(reopened)
+        #expect(damaged.failedCheck == 1 && damaged.epochs.count == keptCount - 1)
+
+        let (epochs, cache) = try await Self.epochs(reopened, samples: samples)
+        #expect(cache.failedCheck == 1)
+        #expect(epochs == SleepEpochCache(sensor: "h10").epochs(of: samples[...], timeZone: Self.zone, gapLimitMs: 10_000))
+        _ = try await SleepNight.compute(Self.morning, settings: Self.settings, store: reopened, upTo: nil)
+        let repaired = try await Self.epochRows(reopened)
+        #expect(repaired.failedCheck == 0 && repaired.epochs.count == keptCount, "computed again and kept")
+    }
+
+    @Test("a query for location alone computes no sleep; one with health does, and its epochs are handed to the writer")
+    func onlyWhatWasAsked() async throws {
+        let samples = try Self.samples(try AssembledNightLines.lines(startMs: Self.eveningMs, hours: 2))
+        let path = try TemporaryDirectory("epochs-query").file("k.db")
+        let store = try Store(path: path)
+        try await store.write(heartRates: samples)
+        await store.foldForReaders()
+        let engine = QueryEngine(storePath: path, settings: Self.settings, maxReplyBytes: .max, deviceID: "test")
+        let handed = LockedEpochs()
+        engine.keepSleepEpochs = { handed.add($0.count) }
+        let now = Date(timeIntervalSince1970: 1_795_400_000)
+        let location = engine.answer(QueryRequest(date: "2026-11-21", include: [.location], track: .fiveMinutes, format: .json), now: now)
+        #expect(location.status == 200)
+        #expect(handed.count == 0, "location alone: no night classified")
+        let health = engine.answer(QueryRequest(date: "2026-11-21", include: [.health], track: .fiveMinutes, format: .json), now: now)
+        #expect(health.status == 200)
+        #expect(handed.count > 100, "the night's epochs were computed and handed over to be kept: \(handed.count)")
+    }
+}
+
+private final class LockedEpochs: @unchecked Sendable {
+    private let lock = NSLock()
+    private var total = 0
+    func add(_ count: Int) { lock.withLock { total += count } }
+    var count: Int { lock.withLock { total } }
+}
