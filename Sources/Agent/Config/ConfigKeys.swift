@@ -5,7 +5,7 @@ import StepCounting
 /// under /var/lib/keepalive); the root `config.toml` documents the same values (a test holds
 /// them equal). Checks that involve more than one key are in `ConfigLoader`.
 enum ConfigKeys {
-    static var all: [ConfigKey] { device + mqtt + gps + hr + store + schedule + query + health + steps + workouts + gear + homeAssistant }
+    static var all: [ConfigKey] { device + mqtt + gps + hr + store + schedule + query + health + steps + workouts + gear + homeAssistant + archive }
 
     /// The sections, in order.
     static var sections: [String] {
@@ -167,6 +167,13 @@ enum ConfigKeys {
             .string("homeassistant", "discovery_prefix", \.homeAssistant.discoveryPrefix, default: "homeassistant"),
             // Home Assistant's own default, whatever its discovery prefix.
             .string("homeassistant", "birth_topic", \.homeAssistant.birthTopic, default: "homeassistant/status"),
+        ]
+    }
+
+    static var archive: [K] {
+        [
+            .string("archive", "conninfo", \.archive.conninfo, default: ""),
+            .int("archive", "status_interval_s", \.archive.statusIntervalS, default: 60, in: 1...86_400),
         ]
     }
 }
