@@ -11,7 +11,6 @@ struct ArchiveCounters: Sendable {
     /// Times PostgreSQL went away, and how long in all the archive waited for it.
     var postgresOutages = 0
     var postgresDownS = 0.0
-    var postgresUp = false
     /// Days asked of devices (`selection/date`), and their replies kept.
     var daysRequested = 0
     var daysStored = 0
@@ -20,13 +19,14 @@ struct ArchiveCounters: Sendable {
     var queriesAnswered = 0
     var queriesNotFound = 0
 
-    func json(gaps: ArchiveGaps?) -> JSONValue {
+    /// `reachable`: whether PostgreSQL answered the status's own check just now.
+    func json(gaps: ArchiveGaps?, reachable: Bool) -> JSONValue {
         let rejections = ArchivedMessage.Rejection.allCases.map { ($0.rawValue, JSONValue.int(Int64(rejected[$0, default: 0]))) }
         return .object([
             ("received", .int(Int64(received))), ("stored", .int(Int64(stored))), ("duplicates", .int(Int64(duplicates))),
             ("rejected", .object(rejections)),
             ("postgres", .object([
-                ("state", .string(postgresUp ? "up" : "down")), ("outages", .int(Int64(postgresOutages))),
+                ("state", .string(reachable ? "up" : "down")), ("outages", .int(Int64(postgresOutages))),
                 ("down_s", .number(postgresDownS, digits: 1)),
             ])),
             ("days", .object([

@@ -58,7 +58,11 @@ final class ArchiveService: @unchecked Sendable {
         var side: PostgresConnection?
         while !Task.isCancelled {
             do {
-                if side == nil || side?.isOK == false { side = try PostgresConnection(conninfo: config.archive.conninfo) }
+                if side == nil || side?.isOK == false {
+                    let opened = try PostgresConnection(conninfo: config.archive.conninfo)
+                    try ArchiveDatabase.prepare(opened)
+                    side = opened
+                }
                 if let side {
                     gaps = try ArchiveDatabase.gaps(from: side)
                     for day in try ArchiveDatabase.daysToFetch(limit: 200, from: side) {
@@ -69,14 +73,14 @@ final class ArchiveService: @unchecked Sendable {
                 side = nil
                 logger.debug("archive status: PostgreSQL not reachable for the gap count", metadata: ["error": "\(error)"])
             }
-            publishStatus(gaps: gaps)
+            publishStatus(gaps: gaps, reachable: side != nil)
             try? await Task.sleep(for: .seconds(config.archive.statusIntervalS))
         }
     }
 
-    func publishStatus(gaps: ArchiveGaps?) {
+    func publishStatus(gaps: ArchiveGaps?, reachable: Bool) {
         var members: [(String, JSONValue)] = [("state", "online"), ("client_id", .string(config.mqtt.clientID)), ("since", .string(since))]
-        if case .object(let counters) = writer.snapshot.json(gaps: gaps) { members += counters }
+        if case .object(let counters) = writer.snapshot.json(gaps: gaps, reachable: reachable) { members += counters }
         let payload = JSONValue.object(members).bytes
         _ = try? client.publish(MQTTMessage(topic: statusTopic, payload: payload, qos: .atLeastOnce, retain: true))
         logger.info("archive status", metadata: ["status": "\(String(decoding: payload, as: UTF8.self))"])

@@ -89,10 +89,7 @@ final class ArchiveWriter: @unchecked Sendable {
                 lock.withLock { connection = nil }
                 if downSince == nil {
                     downSince = .now
-                    count {
-                        $0.postgresOutages += 1
-                        $0.postgresUp = false
-                    }
+                    count { $0.postgresOutages += 1 }
                     logger.warning("PostgreSQL unreachable; holding the message until it is back", metadata: ["error": "\(error)"])
                 }
                 if lock.withLock({ stopping }) {
@@ -109,10 +106,7 @@ final class ArchiveWriter: @unchecked Sendable {
         if let existing = lock.withLock({ connection }), existing.isOK { return existing }
         let opened = try PostgresConnection(conninfo: conninfo)
         try ArchiveDatabase.prepare(opened)
-        lock.withLock {
-            connection = opened
-            counters.postgresUp = true
-        }
+        lock.withLock { connection = opened }
         return opened
     }
 }
