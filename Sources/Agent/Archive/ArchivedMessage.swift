@@ -41,12 +41,18 @@ struct ArchivedMessage: Sendable, Equatable {
         let rest = Array(levels[2...])
         if rest == ["selection", "date"] || rest.first == "cmd" && rest != ["cmd", "result"] { return .failure(.request) }
         guard !payload.contains(0), let text = String(validating: payload, as: UTF8.self),
-            let object = try? JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any]
+            (try? JSONSerialization.jsonObject(with: Data(payload))) is [String: Any]
         else { return .failure(.malformed) }
-        guard let value = object["seq"] else { return .failure(.noSeq) }
-        guard let number = value as? NSNumber, !(value is Bool), number.doubleValue >= 0,
-            number.doubleValue == number.doubleValue.rounded(), number.doubleValue < 9.0e15
-        else { return .failure(.malformed) }
+        // Decoded as a whole number: JSONSerialization's NSNumber would also take `true` for 1
+        // and 2.5 for a seq (and on Linux an NSNumber 1 even passes `is Bool`).
+        let seq: Int64
+        do {
+            guard let decoded = try JSONDecoder().decode(SeqField.self, from: Data(payload)).seq else { return .failure(.noSeq) }
+            seq = decoded
+        } catch {
+            return .failure(.malformed)
+        }
+        guard seq >= 0 else { return .failure(.malformed) }
         let kind: Kind
         var day: String?
         switch rest.first {
@@ -62,8 +68,13 @@ struct ArchivedMessage: Sendable, Equatable {
         case "cmd", "selection": kind = .result
         default: kind = .other
         }
-        return .success(ArchivedMessage(device: device, seq: number.int64Value, topic: topic, kind: kind, day: day, payload: text))
+        return .success(ArchivedMessage(device: device, seq: seq, topic: topic, kind: kind, day: day, payload: text))
     }
+}
+
+/// Only the `seq` of a device message.
+private struct SeqField: Decodable {
+    var seq: Int64?
 }
 
 /// The archive's fixed names: its account (so its topics are `<prefix>/archive/…`) and where
