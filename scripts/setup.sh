@@ -15,6 +15,7 @@ PACKAGES=(
   systemd                                        # systemd-analyze, to check deploy/keepalive.service
   dpkg-dev binutils                              # dpkg-shlibdeps and strip for deploy/package-deb.sh
   libxml2-utils                                  # xmllint: the workout GPX/TCX tests validate against their XSDs
+  ejabberd postgresql-15 postgresql-client-15 libpq-dev  # the fleet: clustered MQTT 5 broker, the archive (docs/fleet.md)
 )
 
 missing=()
@@ -30,6 +31,15 @@ if ((${#missing[@]})); then
   # dpkg has been seen to fail once with "files missing" on a first install: retry once.
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" ||
     $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# Debian starts ejabberd's own service on install, listening for MQTT on every address's port 1883,
+# where the demo looks for a broker: the fleet's tests and deploy/fleet/cluster.sh run their own
+# nodes, so the packaged service is stopped and disabled (docs/fleet.md).
+if ((${#missing[@]})) && [[ " ${missing[*]} " == *" ejabberd "* ]] && command -v systemctl >/dev/null 2>&1 &&
+  [ -d /run/systemd/system ]; then
+  SUDO=""; if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  $SUDO systemctl disable --now ejabberd >/dev/null 2>&1 || true
 fi
 
 if ! command -v swift >/dev/null 2>&1; then

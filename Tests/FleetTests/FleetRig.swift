@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import TestKit
 
 /// Runs a short command to its end; its exit status and output (stdout and stderr).
@@ -12,6 +13,31 @@ func runCommand(
         throw WaitTimeout(description: "\(executable) \(arguments.joined(separator: " ")) did not finish in \(timeout) s")
     }
     return (status, process.text)
+}
+
+/// The fleet's suites, one after the other: each brings up a three-node cluster (and most a
+/// PostgreSQL), which on a two-core machine is load enough.
+@Suite(.serialized, .enabled(if: FleetPrerequisites.missing == nil, "\(FleetPrerequisites.missing ?? "")"))
+enum FleetSuites {}
+
+/// A fresh directory with a three-node cluster and a PostgreSQL in it, both up while `body`
+/// runs and stopped after it, whether it threw or not.
+func withClusterAndPostgres(
+    _ label: String, _ body: (FleetCluster, TestPostgres, TemporaryDirectory) async throws -> Void
+) async throws {
+    let directory = try TemporaryDirectory(label)
+    chmod(directory.path, 0o755)
+    let cluster = FleetCluster(directory: directory.file("cluster"), basePort: Ports.free())
+    let postgres = TestPostgres(directory: directory.file("pg"), port: Ports.free())
+    try await postgres.create()
+    try await postgres.start()
+    do {
+        try await cluster.run { try await body(cluster, postgres, directory) }
+        try? await postgres.stop()
+    } catch {
+        try? await postgres.stop()
+        throw error
+    }
 }
 
 /// What the fleet tests need installed (scripts/setup.sh installs it); nil when all is there.

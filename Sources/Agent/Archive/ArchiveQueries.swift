@@ -76,15 +76,12 @@ final class ArchiveQueries: @unchecked Sendable {
     /// same request checks and error replies as the agent's (`QueryRequest`, `ReplyRouting`).
     func answer(_ message: MQTTIncomingMessage) {
         let levels = message.topic.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        let correlation = message.properties.correlationData
-        let qos = QueryService.replyQoS(forRequestQoS: message.qos)
-        let parsed = QueryRequest.parse(message.payload)
-        let replyTo: String? =
-            switch parsed {
-            case .success(let request): request.replyTo
-            case .failure: QueryRequest.replyTo(in: message.payload)
-            }
-        let route = routing.route(responseTopic: message.properties.responseTopic, replyTo: replyTo)
+        let incoming = IncomingQuery(message, routing: routing)
+        let (parsed, route, correlation, qos) = (incoming.parsed, incoming.route, incoming.correlation, incoming.qos)
+        // The agent's order: size (413), then the reply topic (403), then the request.
+        if case .failure(let error) = parsed, error.code == .tooLarge {
+            return replies.send(error.reply, to: route.topic, correlationData: correlation, qos: qos)
+        }
         if let refusal = route.refusal { return replies.send(refusal.reply, to: route.topic, correlationData: correlation, qos: qos) }
         let reply: QueryReply
         switch parsed {
