@@ -24,7 +24,7 @@ struct ArchivedMessage: Sendable, Equatable {
         case request
         /// The archive's own topics (`<prefix>/archive/…`).
         case archive
-        /// No `seq` (the Pi bridge's state, a foreign publisher).
+        /// No `seq`: the Pi bridge's state (`<prefix>/<device>/bridge/state`), a foreign publisher.
         case noSeq = "no_seq"
         /// Not a UTF-8 JSON object, a `seq` that is not a whole number ≥ 0, a NUL byte.
         case malformed
@@ -40,6 +40,8 @@ struct ArchivedMessage: Sendable, Equatable {
         if device == ArchiveNames.account { return .failure(.archive) }
         let rest = Array(levels[2...])
         if rest == ["selection", "date"] || rest.first == "cmd" && rest != ["cmd", "result"] { return .failure(.request) }
+        // The Pi bridge's notifications ("1" connected, "0" not: deploy/fleet/pi-bridge.conf.in).
+        if rest == ["bridge", "state"] { return .failure(.noSeq) }
         guard !payload.contains(0), let text = String(validating: payload, as: UTF8.self),
             (try? JSONSerialization.jsonObject(with: Data(payload))) is [String: Any]
         else { return .failure(.malformed) }

@@ -4,9 +4,17 @@ import Foundation
 /// What PostgreSQL said when a statement or the connection failed.
 struct PostgresError: Error, CustomStringConvertible {
     let message: String
-    /// The connection is gone (server stopped, network): reconnect and try again.
+    /// Worth waiting out: the connection is gone (server stopped, network), or the server cannot
+    /// take the write now (disk full, shutting down, read-only, a conflict). Reconnect and retry.
     let connectionLost: Bool
     var description: String { message }
+
+    /// SQLSTATE classes that say "not now" rather than "not this": connection exception (08),
+    /// transaction rollback (40), insufficient resources (53: disk full, out of memory),
+    /// operator intervention (57: shutdown), system error (58), and 25006 read-only transaction.
+    static func isTransient(sqlState: String) -> Bool {
+        ["08", "40", "53", "57", "58"].contains(String(sqlState.prefix(2))) || sqlState == "25006"
+    }
 }
 
 /// One libpq connection, used from one thread at a time (its owner's lock).
@@ -51,7 +59,10 @@ final class PostgresConnection {
         defer { PQclear(result) }
         let status = PQresultStatus(result)
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
-            throw PostgresError(message: Self.text(PQresultErrorMessage(result)), connectionLost: PQstatus(connection) != CONNECTION_OK)
+            let sqlState = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) } ?? ""
+            throw PostgresError(
+                message: Self.text(PQresultErrorMessage(result)),
+                connectionLost: PQstatus(connection) != CONNECTION_OK || PostgresError.isTransient(sqlState: sqlState))
         }
         var rows: [[String?]] = []
         for row in 0..<PQntuples(result) {
