@@ -78,6 +78,8 @@ extension FleetSuites {
 
             let loadStatus = await load.waitForExit(timeout: 120)
             #expect(loadStatus == 0, "the load generator failed: \(load.text)")
+            // The devices on node 1 moved to another node and sent again what was not acknowledged.
+            #expect(load.text.contains(#""failovers": "#) && !load.text.contains(#""failovers": 0,"#), "no device failed over: \(load.text)")
             var sentMs: [String: Int64] = [:]
             for line in try String(contentsOfFile: acked, encoding: .utf8).split(separator: "\n") {
                 let fields = line.split(separator: "\t")

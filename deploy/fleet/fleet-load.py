@@ -24,7 +24,7 @@ class Device(threading.Thread):
         self.name, self.password, self.nodes = name, password, nodes
         self.interval, self.seconds, self.seq = 1.0 / rate, seconds, start_seq
         self.malformed, self.results, self.lock = malformed, results, lock
-        self.node_index, self.client, self.failovers, self.retries = 0, None, 0, 0
+        self.node_index, self.client, self.failovers, self.retries, self.error = 0, None, 0, 0, None
 
     def connect(self):
         while True:
@@ -48,6 +48,25 @@ class Device(threading.Thread):
             self.failovers += 1
             time.sleep(0.5)
 
+    def published(self, topic, payload, properties):
+        """Whether the broker acknowledged it within 3 s (False when not connected, refused, lost)."""
+        try:
+            info = self.client.publish(topic, payload, qos=1, properties=properties)
+            info.wait_for_publish(3)
+            return info.is_published()
+        except (RuntimeError, ValueError, OSError):
+            return False
+
+    def reconnect(self):
+        self.client.loop_stop()
+        try:
+            self.client.disconnect()
+        except Exception:
+            pass
+        self.node_index += 1
+        self.failovers += 1
+        self.connect()
+
     def message(self, now):
         kind = self.seq % 10
         if kind == 0:
@@ -58,6 +77,12 @@ class Device(threading.Thread):
                             "created_at": int(now), "acc": 5, "tid": self.name[-2:], "t": "t", "mode": 3, "seq": self.seq}
 
     def run(self):
+        try:
+            self.publish_all()
+        except Exception as error:  # a device that stops early must fail the run, not vanish
+            self.error = repr(error)
+
+    def publish_all(self):
         self.connect()
         properties = Properties(PacketTypes.PUBLISH)
         properties.ContentType = "application/json"
@@ -67,29 +92,18 @@ class Device(threading.Thread):
         if self.malformed:
             # What the archive must count and never store: not JSON, and JSON without a seq.
             for payload in (b"{not json", b'{"state":"online"}'):
-                self.client.publish(f"keepalive/{self.name}/status", payload, qos=1).wait_for_publish(5)
+                while not self.published(f"keepalive/{self.name}/status", payload, None):
+                    self.reconnect()
         while time.monotonic() < end:
             now = time.time()
             topic, body = self.message(now)
             payload = json.dumps(body, separators=(",", ":")).encode()
             while True:
-                info = self.client.publish(f"keepalive/{self.name}/{topic}", payload, qos=1, properties=properties)
-                try:
-                    info.wait_for_publish(3)
-                except (RuntimeError, ValueError):
-                    pass
-                if info.is_published():
+                if self.published(f"keepalive/{self.name}/{topic}", payload, properties):
                     break
                 # Node gone or stalled: the next node, the same message (same seq) again.
                 self.retries += 1
-                self.client.loop_stop()
-                try:
-                    self.client.disconnect()
-                except Exception:
-                    pass
-                self.node_index += 1
-                self.failovers += 1
-                self.connect()
+                self.reconnect()
             with self.lock:
                 self.results.append((self.name, self.seq, int(now * 1000)))
             self.seq += 1
@@ -127,8 +141,11 @@ def main():
         for name, seq, sent in results:
             out.write(f"{name}\t{seq}\t{sent}\n")
     print(json.dumps({"devices": len(devices), "acked": len(results), "seconds": round(elapsed, 1),
-                      "failovers": sum(d.failovers for d in devices), "resent": sum(d.retries for d in devices)}),
+                      "failovers": sum(d.failovers for d in devices), "resent": sum(d.retries for d in devices),
+                      "failed": {d.name: d.error for d in devices if d.error}}),
           file=sys.stderr)
+    if any(d.error for d in devices):
+        sys.exit(1)
 
 
 if __name__ == "__main__":
