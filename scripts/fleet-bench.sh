@@ -26,11 +26,18 @@ results="$(mktemp)"
 
 for devices in "${counts[@]}"; do
   work="$(mktemp -d /tmp/fleet-bench.XXXXXX)"; chmod 755 "$work"
-  # Three consecutive free ports for the nodes.
-  while :; do base="$(free_port)"; [ "$base" -lt 65000 ] || continue
-    /usr/bin/python3 -c "import socket,sys
-for p in range($base,$base+3):
-  s=socket.socket(); s.bind(('127.0.0.1',p)); s.close()" 2>/dev/null && break; done
+  # Three consecutive free ports for the nodes, below Linux's ephemeral range (32768-60999): a
+  # client's outgoing connection can take an ephemeral port while a killed node is down, and the
+  # node's restart then fails with eaddrinuse.
+  base="$(/usr/bin/python3 -c "import random, socket
+while True:
+    base = random.randrange(20000, 32000)
+    try:
+        for p in range(base, base + 3):
+            s = socket.socket(); s.bind(('127.0.0.1', p)); s.close()
+        print(base); break
+    except OSError:
+        pass")"
   pgport="$(free_port)"
   pids=()
   cleanup() {
@@ -102,7 +109,7 @@ TOML
   at 30;  killed_ms=$(date +%s%3N); kill -9 "$(deploy/fleet/cluster.sh pid "$work/cluster" 1)"
   at 50;  runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg/data" -m fast -w stop >/dev/null
   at 80;  runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg/data" -o "-p $pgport -k $work/pg -c listen_addresses=''" -l "$work/pg/log" -w start >/dev/null
-  at 90;  deploy/fleet/cluster.sh start "$work/cluster" 1 >/dev/null
+  at 90;  deploy/fleet/cluster.sh start "$work/cluster" 1 >/dev/null || echo "fleet-bench: node 1 did not restart" >&2
   for pid in "${loaders[@]}"; do wait "$pid"; done
   cat "$work"/acked-*.tsv >"$work/acked.tsv"
 
@@ -142,6 +149,7 @@ print(json.dumps({"devices": int(devices), "acked": len(sent), "msg_per_s": roun
                   "lag_calm_p50_ms": pct(calm, .5), "lag_calm_p99_ms": pct(calm, .99),
                   "node_rss_mb": [int(x) for x in mem.split()], "archiver_rss_mb": int(arch_mem), "query": json.loads(query)}))
 PY
+  tail -1 "$results" >&2
   cleanup; trap - EXIT
   rm -rf "$work"
 done

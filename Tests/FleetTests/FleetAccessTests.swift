@@ -11,7 +11,7 @@ extension FleetSuites {
         @Test func eachDeviceReachesOnlyItsOwnTopics() async throws {
             let directory = try TemporaryDirectory("fleet-access")
             chmod(directory.path, 0o755)
-            let cluster = FleetCluster(directory: directory.file("cluster"), basePort: Ports.free())
+            let cluster = FleetCluster(directory: directory.file("cluster"), basePort: freeNodePorts())
             try await cluster.run { try await checkAccess(cluster) }
         }
 

@@ -27,7 +27,7 @@ func withClusterAndPostgres(
 ) async throws {
     let directory = try TemporaryDirectory(label)
     chmod(directory.path, 0o755)
-    let cluster = FleetCluster(directory: directory.file("cluster"), basePort: Ports.free())
+    let cluster = FleetCluster(directory: directory.file("cluster"), basePort: freeNodePorts())
     let postgres = TestPostgres(directory: directory.file("pg"), port: Ports.free())
     try await postgres.create()
     try await postgres.start()
@@ -38,6 +38,23 @@ func withClusterAndPostgres(
         try? await postgres.stop()
         throw error
     }
+}
+
+/// The first of three consecutive free ports below Linux's ephemeral range (32768-60999): a node
+/// restarted after a SIGKILL must get its port back, which a client's outgoing connection may
+/// have taken meanwhile if it were ephemeral.
+func freeNodePorts() -> Int {
+    while true {
+        let base = Int.random(in: 20_000..<32_000)
+        if (base..<(base + 3)).allSatisfy({ !Ports.isListening($0) && canBind($0) }) { return base }
+    }
+}
+
+private func canBind(_ port: Int) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    return Ports.withLoopbackAddress(port: port) { address, length in bind(fd, address, length) == 0 }
 }
 
 /// What the fleet tests need installed (scripts/setup.sh installs it); nil when all is there.
