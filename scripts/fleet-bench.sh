@@ -101,7 +101,7 @@ TOML
       --out "$work/acked-$first.tsv" 2>"$work/load-$first.log" &
     loaders+=($!)
   done
-  start=$(date +%s)
+  start=$(date +%s); start_ms=$((start * 1000))
   at() { local wait=$((start + $1 - $(date +%s))); [ "$wait" -le 0 ] || sleep "$wait"; }
   at 20
   mem=""; for n in 1 2 3; do mem+="$(rss_mb "$(deploy/fleet/cluster.sh pid "$work/cluster" $n)") "; done
@@ -129,9 +129,9 @@ TOML
   query="$(/usr/bin/python3 deploy/fleet/fleet-query.py --node "127.0.0.1:$((base + 2))" --user viewer --password pw-viewer \
     --devices "$(seq -f 'b%05g' 1 $((devices < 100 ? devices : 100)) | paste -sd,)" --date 2026-11-24 --count 500)"
 
-  /usr/bin/python3 - "$work" "$devices" "$seconds" "$killed_ms" "$mem" "$arch_mem" "$query" >>"$results" <<'PY'
+  /usr/bin/python3 - "$work" "$devices" "$seconds" "$killed_ms" "$mem" "$arch_mem" "$query" "$start_ms" >>"$results" <<'PY'
 import json, sys
-work, devices, seconds, killed, mem, arch_mem, query = sys.argv[1:]
+work, devices, seconds, killed, mem, arch_mem, query, start_ms = sys.argv[1:]
 sent = {}
 for line in open(f"{work}/acked.tsv"):
     d, s, t = line.split("\t"); sent[(d, int(s))] = int(t)
@@ -147,7 +147,10 @@ print(json.dumps({"devices": int(devices), "acked": len(sent), "msg_per_s": roun
                   "archived": len(archived), "lost": len(lost), "lost_at_node_death": len(window),
                   "lag_p50_ms": pct(lags, .5), "lag_p99_ms": pct(lags, .99),
                   "lag_calm_p50_ms": pct(calm, .5), "lag_calm_p99_ms": pct(calm, .99),
-                  "node_rss_mb": [int(x) for x in mem.split()], "archiver_rss_mb": int(arch_mem), "query": json.loads(query)}))
+                  "node_rss_mb": [int(x) for x in mem.split()], "archiver_rss_mb": int(arch_mem), "query": json.loads(query),
+                  # When the lost ones were sent, in seconds after the load started (faults: node 1 killed
+                  # at 30, PostgreSQL stopped 50-80, node 1 started again at 90).
+                  "lost_sent_at_s": sorted({round((sent[k] - int(start_ms)) / 1000) for k in lost})}))
 PY
   tail -1 "$results" >&2
   cleanup; trap - EXIT

@@ -44,6 +44,12 @@ start_node() {
   local n="$1"
   ctl "$n" start
   wait_started "$n"
+  # su gives the node the default soft limit of 1024 descriptors: about 1000 MQTT connections,
+  # after which sessions fail with "Internal server error" and a restarting node cannot even open
+  # its own code files. Raised to the hard limit (Debian's ejabberd.service sets LimitNOFILE).
+  if command -v prlimit >/dev/null; then
+    prlimit --pid "$(node_pid "$n")" --nofile="$(ulimit -Hn):$(ulimit -Hn)" || true
+  fi
 }
 
 case "$cmd" in
