@@ -39,9 +39,9 @@ while True:
     except OSError:
         pass")"
   pgport="$(free_port)"
-  pids=()
+  pids=(); loaders=()
   cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}" "${loaders[@]}"; do kill "$pid" 2>/dev/null || true; done
     runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg/data" -m fast -w stop >/dev/null 2>&1 || true
     deploy/fleet/cluster.sh down "$work/cluster" || true
   }
@@ -93,7 +93,6 @@ TOML
 
   # The load: at most 250 devices per process (paho uses select()).
   nodes="127.0.0.1:$base,127.0.0.1:$((base + 1)),127.0.0.1:$((base + 2))"
-  loaders=()
   for ((first = 1; first <= devices; first += 250)); do
     last=$((first + 249 < devices ? first + 249 : devices))
     list="$(seq -f 'b%05g' "$first" "$last" | awk '{printf "%s%s:pw-%s", (NR>1?",":""), $1, $1}')"

@@ -44,12 +44,6 @@ start_node() {
   local n="$1"
   ctl "$n" start
   wait_started "$n"
-  # su gives the node the default soft limit of 1024 descriptors: about 1000 MQTT connections,
-  # after which sessions fail with "Internal server error" and a restarting node cannot even open
-  # its own code files. Raised to the hard limit (Debian's ejabberd.service sets LimitNOFILE).
-  if command -v prlimit >/dev/null; then
-    prlimit --pid "$(node_pid "$n")" --nofile="$(ulimit -Hn):$(ulimit -Hn)" || true
-  fi
 }
 
 case "$cmd" in
@@ -61,10 +55,16 @@ case "$cmd" in
       mkdir -p "$d/spool" "$d/logs"
       sed -e "s|@HOST@|$HOST|g" -e "s|@NODE_IP@|$NODE_IP|g" -e "s|@MQTT_PORT@|$((port + n - 1))|g" \
         "$here/ejabberd.yml.in" >"$d/ejabberd.yml"
-      sed -e "s|@NODE_NAME@|$(node_name "$n")|g" -e "s|@NODE_IP@|$NODE_IP|g" -e "s|@DIR@|$d|g" \
+      sed -e "s|@NODE_NAME@|$(node_name "$n")|g" -e "s|@NODE_IP@|$NODE_IP|g" -e "s|@DIR@|$d|g" -e "s|@ERL@|$dir/erl|g" \
         "$here/ejabberdctl.cfg.in" >"$d/ejabberdctl.cfg"
       cp /etc/ejabberd/inetrc "$d/inetrc"
     done
+    # ejabberdctl starts the node through su, which leaves the soft limit of 1024 descriptors:
+    # about 1000 MQTT connections, after which sessions fail ("Internal server error") and a
+    # restarting node cannot open its own code. ejabberdctl.cfg points ERL at this wrapper, which
+    # raises it to the hard limit first (Debian's ejabberd.service sets LimitNOFILE=65536).
+    printf '#!/bin/sh\nulimit -n "$(ulimit -Hn)" 2>/dev/null\nexec /usr/bin/erl "$@"\n' >"$dir/erl"
+    chmod 755 "$dir/erl"
     chown -R ejabberd:ejabberd "$dir"
     # Whether an epmd was already there: `down` stops only one this cluster started.
     if ! pgrep -x epmd >/dev/null; then echo yes >"$dir/started-epmd"; fi
