@@ -67,7 +67,8 @@ case "$cmd" in
     chmod 755 "$dir/erl"
     chown -R ejabberd:ejabberd "$dir"
     # Whether an epmd was already there: `down` stops only one this cluster started.
-    if ! pgrep -x epmd >/dev/null; then echo yes >"$dir/started-epmd"; fi
+    # (asked, not looked up with pgrep: an epmd that exited lingers as a zombie of init here)
+    if ! ERL_EPMD_ADDRESS="$NODE_IP" epmd -names >/dev/null 2>&1; then echo yes >"$dir/started-epmd"; fi
     start_node 1
     for n in 2 3; do
       start_node "$n"
@@ -85,9 +86,14 @@ case "$cmd" in
         kill -9 "$pid" 2>/dev/null || true
       fi
     done
-    if [ -f "$dir/started-epmd" ] && ! pgrep -f 'beam.*-sname ej|beam.*ejabberd' >/dev/null; then
-      epmd_pid="$(pgrep -x epmd || true)"
-      [ -n "$epmd_pid" ] && kill "$epmd_pid" 2>/dev/null || true
+    # The epmd the first node started, once no Erlang node is registered with it (epmd -kill
+    # refuses otherwise); it outlives a SIGTERM for a while, so it is asked, not signalled.
+    if [ -f "$dir/started-epmd" ]; then
+      for _ in $(seq 1 20); do
+        ERL_EPMD_ADDRESS="$NODE_IP" epmd -names 2>/dev/null | grep -q "^name " || break
+        sleep 0.25
+      done
+      ERL_EPMD_ADDRESS="$NODE_IP" epmd -kill >/dev/null 2>&1 || true
     fi
     ;;
   stop) ctl "$1" stop ;;
