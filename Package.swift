@@ -39,6 +39,11 @@ let package = Package(
             name: "CFFTW", path: "Sources/CFFTW", pkgConfig: "fftw3",
             providers: [.apt(["libfftw3-dev"])]),
 
+        // PostgreSQL's client library, for the fleet archive (`keepalive archive`, docs/fleet.md).
+        .systemLibrary(
+            name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]),
+
         // fork + PR_SET_PDEATHSIG + exec for bridge programs that must die with the agent.
         .target(name: "CSpawn", path: "Sources/CSpawn"),
 
@@ -58,7 +63,7 @@ let package = Package(
         .target(
             name: "Agent",
             dependencies: [
-                "Store", "Bus", "Supervision", "CGPS", "CTimex", "CSpawn", "StepCounting", "SleepStaging",
+                "Store", "Bus", "Supervision", "CGPS", "CTimex", "CSpawn", "StepCounting", "SleepStaging", "CLibPQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
@@ -84,6 +89,8 @@ let package = Package(
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestKit"]),
         .testTarget(name: "BusTests", dependencies: ["Bus", "TestKit"]),
         .testTarget(name: "SleepStagingTests", dependencies: ["SleepStaging", "TestKit"]),
+        // The fleet: a real three-node ejabberd cluster, PostgreSQL, the archive (docs/fleet.md).
+        .testTarget(name: "FleetTests", dependencies: ["Agent", "Bus", "TestKit"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -17,6 +17,7 @@ PACKAGES=(
   dpkg-dev binutils                              # dpkg-shlibdeps and strip for deploy/package-deb.sh
   libxml2-utils                                  # xmllint: the workout GPX/TCX tests validate against their XSDs
   python3-numpy                                  # scripts/steps-accuracy.py and Tests/Fixtures/steps/make_fixtures.py
+  libpq-dev                                      # libpq: `keepalive archive` writes the fleet's archive (docs/fleet.md)
 )
 
 missing=()
@@ -34,20 +35,45 @@ if ((${#missing[@]})); then
     $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# chronyd, to check deploy/chrony against Debian's own: unpacked from the package, not installed
-# (installing chrony would replace this machine's time service).
-if [ ! -x /usr/sbin/chronyd ] && [ ! -x .build/tools/chrony/usr/sbin/chronyd ]; then
-  download=$(mktemp -d)
-  chmod 0777 "$download"  # apt's _apt user writes the download
-  if ! (cd "$download" && apt-get download -qq chrony 2>/dev/null); then
-    SUDO=""
-    if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+# What only the test suite needs (scripts/test.sh sets KEEPALIVE_SETUP_TESTS=1): servers a Pi
+# running the agent has no use for.
+if [ "${KEEPALIVE_SETUP_TESTS:-0}" = 1 ]; then
+  TEST_PACKAGES=(ejabberd postgresql postgresql-client)  # the fleet's tests: a clustered MQTT 5 broker and the archive's database
+  missing_tests=()
+  for package in "${TEST_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing_tests+=("$package")
+  done
+  if ((${#missing_tests[@]})); then
+    echo "setup: installing for the tests ${missing_tests[*]}" >&2
+    SUDO=""; if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+    export DEBIAN_FRONTEND=noninteractive
     $SUDO apt-get update -qq
-    (cd "$download" && apt-get download -qq chrony)
+    $SUDO apt-get install -y -qq --no-install-recommends "${missing_tests[@]}" ||
+      $SUDO apt-get install -y -qq --no-install-recommends "${missing_tests[@]}"
+    # Debian starts ejabberd's and PostgreSQL's own services on install (ejabberd listening for
+    # MQTT on port 1883, where the demo looks for a broker): the tests and deploy/fleet/cluster.sh
+    # run their own, so the packaged ones are stopped and disabled (docs/fleet.md).
+    if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+      for service in ejabberd postgresql; do
+        [[ " ${missing_tests[*]} " == *" $service "* ]] && { $SUDO systemctl disable --now "$service" >/dev/null 2>&1 || true; }
+      done
+    fi
   fi
-  mkdir -p .build/tools/chrony
-  dpkg -x "$download"/chrony_*.deb .build/tools/chrony
-  rm -rf "$download"
+
+  # chronyd, to check deploy/chrony against Debian's own: unpacked from the package, not installed
+  # (installing chrony would replace this machine's time service).
+  if [ ! -x /usr/sbin/chronyd ] && [ ! -x .build/tools/chrony/usr/sbin/chronyd ]; then
+    download=$(mktemp -d)
+    chmod 0777 "$download"  # apt's _apt user writes the download
+    if ! (cd "$download" && apt-get download -qq chrony 2>/dev/null); then
+      SUDO=""; if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+      $SUDO apt-get update -qq
+      (cd "$download" && apt-get download -qq chrony)
+    fi
+    mkdir -p .build/tools/chrony
+    dpkg -x "$download"/chrony_*.deb .build/tools/chrony
+    rm -rf "$download"
+  fi
 fi
 
 if ! command -v swift >/dev/null 2>&1; then

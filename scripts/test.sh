@@ -3,7 +3,7 @@
 # files, the agent binary). Every server a test starts is stopped by PID when it ends.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+KEEPALIVE_SETUP_TESTS=1 scripts/setup.sh
 if ! command -v swift >/dev/null 2>&1; then export PATH="/opt/swift/usr/bin:$PATH"; fi
 # Tests drive the built binary; build it first so `swift test` finds it.
 export KEEPALIVE_BIN="$PWD/.build/debug/keepalive"

@@ -8,7 +8,7 @@ public struct KeepAliveCommand: AsyncParsableCommand {
         version: KeepAliveVersion.string,
         subcommands: [
             RunCommand.self, QueryCommand.self, ExportCommand.self, WorkoutsCommand.self, WorkoutCommand.self, GearCommand.self,
-            CheckConfigCommand.self,
+            CheckConfigCommand.self, ArchiveCommand.self,
         ])
 
     public init() {}

@@ -16,6 +16,8 @@ public struct AgentConfig: Sendable, Equatable {
     var workouts: WorkoutSettings
     public var homeAssistant: HomeAssistant
     var person = PersonSettings()
+    /// `keepalive archive` only (docs/fleet.md).
+    public var archive: Archive
 
     public struct Device: Sendable, Equatable {
         /// One MQTT topic level; defaults to the hostname.
@@ -129,6 +131,15 @@ public struct AgentConfig: Sendable, Equatable {
         /// Where Home Assistant announces itself (its MQTT birth message).
         public var birthTopic: String
     }
+
+    /// The fleet archive (`keepalive archive`, docs/fleet.md): where it writes.
+    public struct Archive: Sendable, Equatable {
+        /// A libpq connection string (`host=/run/postgresql dbname=keepalive`); empty: libpq's
+        /// environment (PGHOST, PGDATABASE, …) and defaults.
+        public var conninfo: String
+        /// How often the archive publishes its counters and seq gaps on `<prefix>/archive/status`.
+        public var statusIntervalS: Int
+    }
 }
 
 extension AgentConfig {
@@ -156,6 +167,7 @@ extension AgentConfig {
             health: Health(maxHR: 0, restingHR: 0),
             steps: StepSettings(),
             workouts: WorkoutSettings(),
-            homeAssistant: HomeAssistant(enabled: false, discoveryPrefix: "", birthTopic: ""))
+            homeAssistant: HomeAssistant(enabled: false, discoveryPrefix: "", birthTopic: ""),
+            archive: Archive(conninfo: "", statusIntervalS: 0))
     }
 }

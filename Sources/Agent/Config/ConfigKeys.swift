@@ -5,7 +5,7 @@ import StepCounting
 /// under /var/lib/keepalive); the root `config.toml` documents the same values (a test holds
 /// them equal). Checks that involve more than one key are in `ConfigLoader`.
 enum ConfigKeys {
-    static var all: [ConfigKey] { device + mqtt + gps + hr + store + schedule + query + health + steps + workouts + gear + homeAssistant + person }
+    static var all: [ConfigKey] { device + mqtt + gps + hr + store + schedule + query + health + steps + workouts + gear + homeAssistant + person + archive }
 
     /// The sections, in order.
     static var sections: [String] {
@@ -175,6 +175,13 @@ enum ConfigKeys {
             // 0 = unknown; else a year from PersonSettings.earliestBirthYear (ConfigLoader checks it).
             .int("person", "birth_year", \.person.birthYear, default: 0, in: 0...9999),
             .choice("person", "sex", \.person.sex, default: PersonSettings.Sex.unknown),
+        ]
+    }
+
+    static var archive: [K] {
+        [
+            .string("archive", "conninfo", \.archive.conninfo, default: ""),
+            .int("archive", "status_interval_s", \.archive.statusIntervalS, default: 60, in: 1...86_400),
         ]
     }
 }

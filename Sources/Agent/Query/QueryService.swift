@@ -70,15 +70,8 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
 
     /// Called on the MQTT network thread: never scans the store there.
     func receive(_ message: MQTTIncomingMessage) {
-        let correlation = message.properties.correlationData
-        let qos = Self.replyQoS(forRequestQoS: message.qos)
-        let parsed = QueryRequest.parse(message.payload)
-        let replyTo: String? =
-            switch parsed {
-            case .success(let request): request.replyTo
-            case .failure: QueryRequest.replyTo(in: message.payload)
-            }
-        let route = routing.route(responseTopic: message.properties.responseTopic, replyTo: replyTo)
+        let incoming = IncomingQuery(message, routing: routing)
+        let (parsed, route, correlation, qos) = (incoming.parsed, incoming.route, incoming.correlation, incoming.qos)
         // Size (413), then the reply topic (403), then the rate (429): refusals take no token.
         if case .failure(let error) = parsed, error.code == .tooLarge {
             return send(error.reply, to: route.topic, correlationData: correlation, qos: qos)

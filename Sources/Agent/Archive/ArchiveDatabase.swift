@@ -1,0 +1,102 @@
+import Foundation
+import Logging
+
+/// The archive's tables in PostgreSQL and every statement on them.
+///
+/// `archive_messages` is keyed by (device, seq): a redelivery, or the same message from the
+/// other archiver, is `ON CONFLICT DO NOTHING` — every (device, seq) is one row, whatever
+/// arrives twice. `archive_days` keeps, per device and date, the device's own reply to a
+/// per-date query, which the archive gives back for that day (docs/fleet.md).
+enum ArchiveDatabase {
+    static let schema = [
+        """
+        CREATE TABLE IF NOT EXISTS archive_messages (
+            device text NOT NULL, seq bigint NOT NULL, topic text NOT NULL, kind text NOT NULL,
+            day date, payload text NOT NULL, received_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (device, seq))
+        """,
+        "CREATE INDEX IF NOT EXISTS archive_messages_daily ON archive_messages (device, day) WHERE kind = 'daily'",
+        """
+        CREATE TABLE IF NOT EXISTS archive_days (
+            device text NOT NULL, day date NOT NULL, body text NOT NULL, source_seq bigint NOT NULL,
+            fetched_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (device, day))
+        """,
+    ]
+
+    /// Creates what is missing; two archivers starting together may race on it, which the
+    /// second survives (a unique violation on the catalog is retried once).
+    static func prepare(_ connection: PostgresConnection) throws {
+        for statement in schema {
+            do { try connection.execute(statement) } catch let error as PostgresError where !error.connectionLost {
+                try connection.execute(statement)
+            }
+        }
+    }
+
+    /// Writes `message` once; true if this call stored it, false if it was there already.
+    static func insert(_ message: ArchivedMessage, into connection: PostgresConnection) throws -> Bool {
+        let result = try connection.execute(
+            """
+            INSERT INTO archive_messages (device, seq, topic, kind, day, payload) VALUES ($1, $2, $3, $4, $5::date, $6)
+            ON CONFLICT (device, seq) DO NOTHING
+            """,
+            [message.device, String(message.seq), message.topic, message.kind.rawValue, message.day.flatMap(validDate), message.payload])
+        return result.affected == 1
+    }
+
+    /// Keeps a device's reply for `day`, unless one answering a newer aggregate is there.
+    static func storeDay(device: String, day: String, body: String, sourceSeq: Int64, into connection: PostgresConnection) throws {
+        try connection.execute(
+            """
+            INSERT INTO archive_days (device, day, body, source_seq) VALUES ($1, $2::date, $3, $4)
+            ON CONFLICT (device, day) DO UPDATE SET body = EXCLUDED.body, source_seq = EXCLUDED.source_seq, fetched_at = now()
+            WHERE archive_days.source_seq <= EXCLUDED.source_seq
+            """,
+            [device, day, body, String(sourceSeq)])
+    }
+
+    /// The archived reply for `device` on `day`, if any.
+    static func day(device: String, day: String, from connection: PostgresConnection) throws -> String? {
+        guard let date = validDate(day) else { return nil }
+        return try connection.execute("SELECT body FROM archive_days WHERE device = $1 AND day = $2::date", [device, date]).rows.first?[0] ?? nil
+    }
+
+    /// Finished days whose newest aggregate has no reply archived for it yet (at most `limit`).
+    static func daysToFetch(limit: Int, from connection: PostgresConnection) throws -> [(device: String, day: String, seq: Int64)] {
+        let rows = try connection.execute(
+            """
+            SELECT m.device, m.day::text, max(m.seq) FROM archive_messages m
+            LEFT JOIN archive_days d ON d.device = m.device AND d.day = m.day
+            WHERE m.kind = 'daily' AND m.day IS NOT NULL
+            GROUP BY m.device, m.day, d.source_seq HAVING d.source_seq IS NULL OR d.source_seq < max(m.seq)
+            LIMIT $1
+            """, [String(limit)]).rows
+        return rows.compactMap { row in
+            guard row.count == 3, let device = row[0], let day = row[1], let seq = row[2].flatMap({ Int64($0) }) else { return nil }
+            return (device, day, seq)
+        }
+    }
+
+    /// Seqs missing between each device's first and last archived one.
+    static func gaps(from connection: PostgresConnection) throws -> ArchiveGaps {
+        let rows = try connection.execute(
+            "SELECT device, max(seq) - min(seq) + 1 - count(*) AS missing FROM archive_messages GROUP BY device ORDER BY missing DESC, device").rows
+        let perDevice = rows.compactMap { row -> (String, Int64)? in
+            guard row.count == 2, let device = row[0], let missing = row[1].flatMap({ Int64($0) }) else { return nil }
+            return (device, missing)
+        }
+        let withGaps = perDevice.filter { $0.1 > 0 }
+        return ArchiveGaps(
+            devices: perDevice.count, devicesWithGaps: withGaps.count, missing: withGaps.reduce(0) { $0 + $1.1 },
+            worst: withGaps.prefix(20).map { (device: $0.0, missing: $0.1) })
+    }
+
+    /// `YYYY-MM-DD` with a plausible month and day, else nil (a topic level is not trusted).
+    static func validDate(_ text: String) -> String? {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard text.utf8.count == 10, parts.count == 3, let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
+            (1970...9999).contains(year), (1...12).contains(month), (1...31).contains(day)
+        else { return nil }
+        return text
+    }
+}

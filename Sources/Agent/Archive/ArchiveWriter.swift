@@ -1,0 +1,112 @@
+import Foundation
+import Logging
+
+/// Commits messages to PostgreSQL on the caller's thread — the MQTT network thread — and
+/// returns only once the row is committed (or refused for its content).
+///
+/// That is what makes the archive exactly-once: libmosquitto queues a message's PUBACK before
+/// handing it over, but with the network loop run by our own thread (`mosquitto_threaded_set`)
+/// the PUBACK is written only on the loop's next turn, after this returns. So a message is
+/// acknowledged only once it is in the archive; an archiver killed before that leaves it
+/// unacknowledged in its persistent session, and the broker sends it again (a row already
+/// there is ignored). While PostgreSQL is away this waits and retries, holding its place: the
+/// broker queues for the archive's session, the devices publish on undisturbed.
+final class ArchiveWriter: @unchecked Sendable {
+    private let conninfo: String
+    private let logger: Logger
+    private let lock = NSLock()
+    private var connection: PostgresConnection?
+    private var counters = ArchiveCounters()
+    private var stopping = false
+    /// Called once a new `health/daily/<date>` row is stored: the day is asked of its device.
+    var onNewDay: (@Sendable (ArchivedMessage) -> Void)?
+
+    init(conninfo: String, logger: Logger) {
+        self.conninfo = conninfo
+        self.logger = logger
+    }
+
+    var snapshot: ArchiveCounters { lock.withLock { counters } }
+
+    func count(_ update: (inout ArchiveCounters) -> Void) { lock.withLock { update(&counters) } }
+
+    /// From now on, a wait for PostgreSQL ends the process instead of returning: returning
+    /// would let the PUBACK of a message that is not stored go out.
+    func stop() { lock.withLock { stopping = true } }
+
+    /// Stores one message from `topic`; blocks while PostgreSQL is away.
+    func receive(topic: String, payload: [UInt8], prefix: String) {
+        count { $0.received += 1 }
+        switch ArchivedMessage.parse(topic: topic, payload: payload, prefix: prefix) {
+        case .failure(let rejection):
+            reject(rejection, topic: topic)
+        case .success(let message):
+            let inserted: Bool?
+            do {
+                inserted = try withDatabase { try ArchiveDatabase.insert(message, into: $0) }
+            } catch {
+                logger.warning("PostgreSQL refused a message", metadata: ["topic": "\(topic)", "error": "\(error)"])
+                reject(.database, topic: topic)
+                return
+            }
+            count { inserted == true ? ($0.stored += 1) : ($0.duplicates += 1) }
+            if inserted == true, message.kind == .daily { onNewDay?(message) }
+        }
+    }
+
+    private func reject(_ rejection: ArchivedMessage.Rejection, topic: String) {
+        let first = lock.withLock {
+            counters.rejected[rejection, default: 0] += 1
+            return counters.rejected[rejection] == 1
+        }
+        // Requests to devices and the archive's own topics pass by all the time: debug only.
+        let quiet: Set<ArchivedMessage.Rejection> = [.request, .archive]
+        if quiet.contains(rejection) {
+            logger.debug("not archived", metadata: ["reason": "\(rejection.rawValue)", "topic": "\(topic)"])
+        } else {
+            logger.log(level: first ? .warning : .info, "not archived", metadata: ["reason": "\(rejection.rawValue)", "topic": "\(topic)"])
+        }
+    }
+
+    /// Runs `body` on a live connection, connecting (and creating the tables) first, waiting
+    /// for PostgreSQL as long as it takes. Errors about the content are thrown; lost
+    /// connections are retried.
+    func withDatabase<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        var backoff = 0.2
+        var downSince: ContinuousClock.Instant?
+        while true {
+            do {
+                let connection = try currentConnection()
+                let result = try body(connection)
+                if let downSince {
+                    let waited = ContinuousClock.now - downSince
+                    let seconds = Double(waited.components.seconds) + Double(waited.components.attoseconds) / 1e18
+                    count { $0.postgresDownS += seconds }
+                    logger.notice("PostgreSQL is back; archiving again", metadata: ["waited_s": "\(String(format: "%.1f", seconds))"])
+                }
+                return result
+            } catch let error as PostgresError where error.connectionLost {
+                lock.withLock { connection = nil }
+                if downSince == nil {
+                    downSince = .now
+                    count { $0.postgresOutages += 1 }
+                    logger.warning("PostgreSQL unreachable; holding the message until it is back", metadata: ["error": "\(error)"])
+                }
+                if lock.withLock({ stopping }) {
+                    logger.notice("stopping while PostgreSQL is away: the unstored message stays unacknowledged")
+                    exit(0)
+                }
+                Thread.sleep(forTimeInterval: backoff)
+                backoff = min(backoff * 2, 2)
+            }
+        }
+    }
+
+    private func currentConnection() throws -> PostgresConnection {
+        if let existing = lock.withLock({ connection }), existing.isOK { return existing }
+        let opened = try PostgresConnection(conninfo: conninfo)
+        try ArchiveDatabase.prepare(opened)
+        lock.withLock { connection = opened }
+        return opened
+    }
+}

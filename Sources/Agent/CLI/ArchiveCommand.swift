@@ -1,0 +1,66 @@
+import ArgumentParser
+import Foundation
+import Logging
+
+/// `keepalive archive`: the fleet's archiver (docs/fleet.md). Same binary and config format as
+/// the agent: `[mqtt]` is the cluster (account `archive`), `[archive]` the PostgreSQL database.
+struct ArchiveCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "archive",
+        abstract: "Archive every device's messages from the fleet's MQTT cluster into PostgreSQL, exactly once per (device, seq).",
+        discussion: """
+            Runs until SIGTERM or SIGINT. Give each archiver its own [mqtt] client_id; any number may run \
+            at once against the same database. Answers per-date queries on <prefix>/archive/<device>/selection/date.
+            """)
+
+    @OptionGroup var options: CommonOptions
+
+    func run() async throws {
+        AgentLogging.bootstrap(level: options.logLevel.level)
+        let config = try options.loadConfig()
+        let logger = Logger(label: "keepalive.archive")
+        let service = try ArchiveService(config: config, logger: logger, now: KernelClock().now())
+        service.start()
+        logger.info("archive started", metadata: ["broker": "\(config.mqtt.host):\(config.mqtt.port)", "client_id": "\(config.mqtt.clientID)"])
+        let status = Task { await service.publishStatusForever() }
+        await Self.waitForTermination()
+        logger.info("archive stopping")
+        status.cancel()
+        service.stop()
+    }
+
+    /// Returns on the first SIGTERM or SIGINT.
+    private static func waitForTermination() async {
+        signal(SIGTERM, SIG_IGN)
+        signal(SIGINT, SIG_IGN)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let once = OnceFlag()
+            let sources = [SIGTERM, SIGINT].map { DispatchSource.makeSignalSource(signal: $0, queue: .global()) }
+            for source in sources {
+                source.setEventHandler {
+                    if once.claim() { continuation.resume() }
+                }
+                source.resume()
+            }
+            SignalSources.keep(sources)
+        }
+    }
+}
+
+/// True for the first caller only.
+private final class OnceFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var claimed = false
+    func claim() -> Bool {
+        lock.withLock {
+            defer { claimed = true }
+            return !claimed
+        }
+    }
+}
+
+/// Keeps the signal sources alive for the life of the process.
+private enum SignalSources {
+    nonisolated(unsafe) private static var kept: [any DispatchSourceSignal] = []
+    static func keep(_ sources: [any DispatchSourceSignal]) { kept = sources }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import Testing
+import TestKit
+
+/// `keepalive archive` on a three-node cluster with PostgreSQL, under the issue's faults: 20
+/// simulated devices (deploy/fleet/fleet-load.py: the agent's wire format, each on its own
+/// account, spread over the nodes) publish while a node is SIGKILLed, PostgreSQL is stopped for
+/// 30 s and an archiver is SIGKILLed while it waits for it; afterwards every acknowledged
+/// (device, seq) is in the archive exactly once, and the malformed messages are counted, not stored.
+extension FleetSuites {
+    @Suite struct FleetArchiveTests {
+        static let deviceCount = 20
+
+        @Test func everyAcknowledgedMessageIsArchivedOnceThroughFaults() async throws {
+            try await withClusterAndPostgres("fleet-archive") { cluster, postgres, directory in
+                try await archiveThroughFaults(cluster: cluster, postgres: postgres, directory: directory)
+            }
+        }
+
+        private func archiveThroughFaults(cluster: FleetCluster, postgres: TestPostgres, directory: TemporaryDirectory) async throws {
+            let devices = (1...Self.deviceCount).map { String(format: "dev%02d", $0) }
+            // Accounts: ejabberdctl starts an Erlang VM per call, so a few at a time.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, user) in (devices + ["archive", "viewer"]).enumerated() {
+                    if index >= 4 { try await group.next() }
+                    group.addTask { try await cluster.register(user, password: "pw-\(user)") }
+                }
+                try await group.waitForAll()
+            }
+            let passwordFile = try directory.write("archive.password", "pw-archive\n")
+            chmod(passwordFile, 0o600)
+            let archiverA = try ArchiverProcess(
+                directory: directory.path, clientID: "archive-a", port: cluster.port(1), passwordFile: passwordFile, conninfo: postgres.conninfo)
+            let archiverB = try ArchiverProcess(
+                directory: directory.path, clientID: "archive-b", port: cluster.port(2), passwordFile: passwordFile, conninfo: postgres.conninfo)
+            defer {
+                archiverA.stop()
+                archiverB.stop()
+            }
+            let statuses = try await MQTTSubscriber(
+                port: cluster.port(3), filter: "keepalive/archive/status/#", extraArguments: ["-u", "viewer", "-P", "pw-viewer"])
+            try archiverA.start()
+            try archiverB.start()
+            for archiver in [archiverA, archiverB] {
+                try await archiver.process?.waitForLine(containing: "MQTT connected", timeout: 20)
+            }
+
+            let acked = directory.file("acked.tsv")
+            let nodes = (1...3).map { "127.0.0.1:\(cluster.port($0))" }.joined(separator: ",")
+            let load = try ManagedProcess(
+                name: "fleet-load", executable: FleetPrerequisites.python,
+                arguments: [
+                    "\(Tools.packageRoot)/deploy/fleet/fleet-load.py", "--nodes", nodes,
+                    "--devices", devices.map { "\($0):pw-\($0)" }.joined(separator: ","), "--rate", "5", "--seconds", "50", "--malformed",
+                    "--out", acked,
+                ])
+            defer { load.stop() }
+            let clock = ContinuousClock()
+            let start = clock.now
+            func at(_ seconds: Int) async throws { try await clock.sleep(until: start + .seconds(seconds)) }
+
+            // Node 1 dies with archiver A's session and the devices connected to it.
+            try await at(5)
+            let nodeKilledMs = Int64(Date().timeIntervalSince1970 * 1000)
+            try await cluster.killNode(1)
+            // PostgreSQL away for 30 s; archiver B, waiting for it with a message it has not
+            // acknowledged, is SIGKILLed and started again.
+            try await at(10)
+            try await postgres.stop()
+            try await at(18)
+            archiverB.kill9()
+            try await at(22)
+            try archiverB.start()
+            try await at(40)
+            try await postgres.start()
+            try await at(42)
+            try await cluster.startNode(1)
+
+            let loadStatus = await load.waitForExit(timeout: 120)
+            #expect(loadStatus == 0, "the load generator failed: \(load.text)")
+            // The devices on node 1 moved to another node and sent again what was not acknowledged.
+            #expect(load.text.contains(#""failovers": "#) && !load.text.contains(#""failovers": 0,"#), "no device failed over: \(load.text)")
+            var sentMs: [String: Int64] = [:]
+            for line in try String(contentsOfFile: acked, encoding: .utf8).split(separator: "\n") {
+                let fields = line.split(separator: "\t")
+                guard fields.count == 3, let sent = Int64(fields[2]) else { continue }
+                #expect(sentMs.updateValue(sent, forKey: "\(fields[0])\t\(fields[1])") == nil, "acknowledged twice: \(line)")
+            }
+            let expected = Set(sentMs.keys)
+            #expect(expected.count > Self.deviceCount * 5 * 30, "too few messages acknowledged: \(expected.count); \(load.text)")
+
+            // ejabberd 23.01 drops what is published anywhere in the cluster while a dead node is still
+            // in its node list (~1 s; mod_mqtt_mnesia's multicall finds a bad node), after the
+            // PUBACK: docs/fleet.md. Those, and only those, may be missing — and are counted as gaps.
+            let nodeDeathWindow = (nodeKilledMs - 1_000)...(nodeKilledMs + 5_000)
+            var archived: Set<String> = []
+            var missing: [String] = []
+            let deadline = ContinuousClock.now + .seconds(90)
+            while true {
+                archived = Set(try await postgres.query("SELECT device, seq FROM archive_messages").map { $0.joined(separator: "\t") })
+                missing = expected.subtracting(archived).sorted()
+                if missing.allSatisfy({ nodeDeathWindow.contains(sentMs[$0] ?? 0) }) { break }
+                if ContinuousClock.now > deadline {
+                    let outside = missing.filter { !nodeDeathWindow.contains(sentMs[$0] ?? 0) }
+                    Issue.record("""
+                        after 90 s \(outside.count) of \(expected.count) acknowledged messages sent outside the node's death are not \
+                        in the archive: \(outside.prefix(20))
+                        archive-a:\n\(archiverA.log.suffix(3000))\narchive-b:\n\(archiverB.log.suffix(3000))
+                        """)
+                    return
+                }
+                try await Task.sleep(for: .milliseconds(500))
+            }
+            #expect(archived.isSubset(of: expected), "rows nobody acknowledged: \(archived.subtracting(expected).sorted().prefix(10))")
+            if !missing.isEmpty {
+                print("fleet: \(missing.count) of \(expected.count) acknowledged messages lost by ejabberd around the node's death: \(missing.prefix(10))")
+            }
+            // Each lost message between two archived ones of its device is a gap the archive counts.
+            let inner = missing.filter { key in
+                let parts = key.split(separator: "\t")
+                guard let seq = Int64(parts[1]) else { return false }
+                return archived.contains { $0.hasPrefix("\(parts[0])\t") && (Int64($0.split(separator: "\t")[1]) ?? 0) > seq }
+            }.count
+            try await statuses.waitFor(timeout: 30, "an archiver status counting at least the \(inner) lost messages as gaps") { message in
+                guard let gaps = message.json?["gaps"] as? [String: Any] else { return false }
+                return (gaps["missing"] as? Int ?? -1) >= inner
+            }
+
+            // Counted, never stored: one unparsable and one seq-less message per device; and the
+            // archivers saw PostgreSQL go away and each other's rows come again.
+            try await statuses.waitFor(timeout: 30, "an archiver status with the malformed and seq-less messages counted") { message in
+                guard let json = message.json, let rejected = json["rejected"] as? [String: Any] else { return false }
+                return (rejected["malformed"] as? Int ?? 0) >= Self.deviceCount && (rejected["no_seq"] as? Int ?? 0) >= Self.deviceCount
+            }
+            try await statuses.waitFor(timeout: 30, "archive-b's status with a PostgreSQL outage and duplicates dropped") { message in
+                guard message.topic.hasSuffix("archive-b"), let json = message.json, let pg = json["postgres"] as? [String: Any] else { return false }
+                return (pg["state"] as? String) == "up" && (json["duplicates"] as? Int ?? 0) > 0
+            }
+            let bad = try await postgres.query("SELECT count(*) FROM archive_messages WHERE payload NOT LIKE '{%\"seq\":%'")
+            #expect(bad.first?.first == "0", "a message without a seq was stored")
+        }
+    }
+}

@@ -1,0 +1,226 @@
+import Foundation
+import Testing
+import TestKit
+
+/// Runs a short command to its end; its exit status and output (stdout and stderr).
+func runCommand(
+    _ executable: String, _ arguments: [String], environment: [String: String]? = nil, timeout: Double = 120
+) async throws -> (status: Int32, output: String) {
+    let process = try ManagedProcess(
+        name: (executable as NSString).lastPathComponent, executable: executable, arguments: arguments, environment: environment)
+    guard let status = await process.waitForExit(timeout: timeout) else {
+        process.stop()
+        throw WaitTimeout(description: "\(executable) \(arguments.joined(separator: " ")) did not finish in \(timeout) s")
+    }
+    return (status, process.text)
+}
+
+/// The fleet's suites, one after the other: each brings up a three-node cluster (and most a
+/// PostgreSQL), which on a two-core machine is load enough.
+@Suite(.serialized, .enabled(if: FleetPrerequisites.missing == nil, "\(FleetPrerequisites.missing ?? "")"))
+enum FleetSuites {}
+
+/// A fresh directory with a three-node cluster and a PostgreSQL in it, both up while `body`
+/// runs and stopped after it, whether it threw or not.
+func withClusterAndPostgres(
+    _ label: String, _ body: (FleetCluster, TestPostgres, TemporaryDirectory) async throws -> Void
+) async throws {
+    let directory = try TemporaryDirectory(label)
+    chmod(directory.path, 0o755)
+    let cluster = FleetCluster(directory: directory.file("cluster"), basePort: freeNodePorts())
+    let postgres = TestPostgres(directory: directory.file("pg"), port: Ports.free())
+    try await postgres.create()
+    try await postgres.start()
+    do {
+        try await cluster.run { try await body(cluster, postgres, directory) }
+        try? await postgres.stop()
+    } catch {
+        try? await postgres.stop()
+        throw error
+    }
+}
+
+/// The first of three consecutive free ports below Linux's ephemeral range (32768-60999): a node
+/// restarted after a SIGKILL must get its port back, which a client's outgoing connection may
+/// have taken meanwhile if it were ephemeral.
+func freeNodePorts() -> Int {
+    while true {
+        let base = Int.random(in: 20_000..<32_000)
+        if (base..<(base + 3)).allSatisfy({ !Ports.isListening($0) && canBind($0) }) { return base }
+    }
+}
+
+private func canBind(_ port: Int) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    return Ports.withLoopbackAddress(port: port) { address, length in bind(fd, address, length) == 0 }
+}
+
+/// What the fleet tests need installed (scripts/setup.sh installs it); nil when all is there.
+enum FleetPrerequisites {
+    /// Debian's newest PostgreSQL (15 on bookworm, 17 on trixie).
+    static let postgresBin: String = {
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []).compactMap(Int.init)
+        return "/usr/lib/postgresql/\(versions.max() ?? 15)/bin"
+    }()
+    static let python = "/usr/bin/python3"
+
+    static var missing: String? {
+        let needed = [
+            ("ejabberdctl (ejabberd)", "/usr/sbin/ejabberdctl"), ("initdb (postgresql)", "\(postgresBin)/initdb"),
+            ("psql (postgresql-client)", "/usr/bin/psql"), ("runuser", "/usr/sbin/runuser"),
+        ]
+        let absent = needed.filter { !FileManager.default.isExecutableFile(atPath: $0.1) }.map(\.0)
+        if getuid() != 0 { return "the fleet tests run ejabberd and PostgreSQL as their own users: run as root" }
+        if !absent.isEmpty { return "not installed: \(absent.joined(separator: ", ")) (scripts/setup.sh installs them)" }
+        if !FileManager.default.fileExists(atPath: "/usr/lib/python3/dist-packages/paho") { return "python3-paho-mqtt is not installed" }
+        return nil
+    }
+}
+
+/// A three-node ejabberd cluster from deploy/fleet/cluster.sh, in a directory of its own.
+final class FleetCluster: @unchecked Sendable {
+    let directory: String
+    let basePort: Int
+    static let host = "fleet.keepalive"
+    private static var script: String { "\(Tools.packageRoot)/deploy/fleet/cluster.sh" }
+
+    init(directory: String, basePort: Int) {
+        self.directory = directory
+        self.basePort = basePort
+    }
+
+    /// MQTT port of node `n` (1…3).
+    func port(_ n: Int) -> Int { basePort + n - 1 }
+
+    /// Brings the cluster up, runs `body`, and takes the cluster down whether `body` threw or not
+    /// (the nodes are daemons, not children of the test: nothing else would stop them).
+    func run<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            try await up()
+            let result = try await body()
+            await down()
+            return result
+        } catch {
+            await down()
+            throw error
+        }
+    }
+
+    func up() async throws {
+        let result = try await runCommand(Self.script, ["up", directory, String(basePort)], timeout: 180)
+        guard result.status == 0 else { throw WaitTimeout(description: "cluster.sh up failed: \(result.output)") }
+    }
+
+    func down() async {
+        _ = try? await runCommand(Self.script, ["down", directory], timeout: 60)
+    }
+
+    func ctl(_ node: Int, _ arguments: [String]) async throws -> String {
+        let result = try await runCommand(Self.script, ["ctl", directory, String(node)] + arguments)
+        guard result.status == 0 else { throw WaitTimeout(description: "ejabberdctl \(arguments.first ?? "") failed: \(result.output)") }
+        return result.output
+    }
+
+    func register(_ user: String, password: String) async throws {
+        _ = try await ctl(1, ["register", user, Self.host, password])
+    }
+
+    /// SIGKILL of node `n`'s Erlang VM: the node dies as in a power cut.
+    func killNode(_ n: Int) async throws {
+        let pid = try await runCommand(Self.script, ["pid", directory, String(n)]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let number = pid_t(pid), number > 1 else { throw WaitTimeout(description: "no PID for node \(n): \(pid)") }
+        kill(number, SIGKILL)
+        try await Wait.until(timeout: 10, "node \(n) (PID \(number)) to die") { kill(number, 0) != 0 }
+    }
+
+    func startNode(_ n: Int) async throws {
+        let result = try await runCommand(Self.script, ["start", directory, String(n)], timeout: 120)
+        guard result.status == 0 else { throw WaitTimeout(description: "restarting node \(n) failed: \(result.output)") }
+    }
+}
+
+/// A PostgreSQL 15 cluster of its own (initdb into the test's directory, run as the user
+/// postgres, unix socket only), started and stopped by the test.
+final class TestPostgres: @unchecked Sendable {
+    let directory: String
+    let port: Int
+    private var data: String { "\(directory)/data" }
+    var conninfo: String { "host=\(directory) port=\(port) user=postgres dbname=postgres" }
+
+    init(directory: String, port: Int) {
+        self.directory = directory
+        self.port = port
+    }
+
+    private func asPostgres(_ tool: String, _ arguments: [String]) async throws -> String {
+        let result = try await runCommand("/usr/sbin/runuser", ["-u", "postgres", "--", "\(FleetPrerequisites.postgresBin)/\(tool)"] + arguments)
+        guard result.status == 0 else { throw WaitTimeout(description: "\(tool) failed: \(result.output)") }
+        return result.output
+    }
+
+    func create() async throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        _ = try await runCommand("/bin/chown", ["postgres", directory])
+        _ = try await asPostgres("initdb", ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync"])
+    }
+
+    func start() async throws {
+        _ = try await asPostgres("pg_ctl", [
+            "-D", data, "-o", "-p \(port) -k \(directory) -c listen_addresses=''", "-l", "\(directory)/log", "-w", "start",
+        ])
+    }
+
+    /// A fast shutdown (pg_ctl signals the postmaster by the PID in its pid file).
+    func stop() async throws {
+        _ = try await asPostgres("pg_ctl", ["-D", data, "-m", "fast", "-w", "stop"])
+    }
+
+    /// Rows of `sql`, fields split on tabs.
+    func query(_ sql: String) async throws -> [[String]] {
+        let result = try await runCommand("/usr/bin/psql", [conninfo, "-At", "-F", "\t", "-c", sql])
+        guard result.status == 0 else { throw WaitTimeout(description: "psql failed: \(result.output)") }
+        return result.output.split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
+    }
+}
+
+/// `keepalive archive` as a process: its own config, client id and node.
+final class ArchiverProcess: @unchecked Sendable {
+    let configPath: String
+    let clientID: String
+    private(set) var process: ManagedProcess?
+
+    init(directory: String, clientID: String, port: Int, passwordFile: String, conninfo: String) throws {
+        self.clientID = clientID
+        configPath = "\(directory)/\(clientID).toml"
+        try """
+            [device]
+            id = "archive"
+            timezone = "UTC"
+            [mqtt]
+            host = "127.0.0.1"
+            port = \(port)
+            username = "archive"
+            password_file = "\(passwordFile)"
+            client_id = "\(clientID)"
+            keepalive_s = 10
+            reconnect_max_s = 2
+            [gps]
+            enabled = false
+            [hr]
+            transport = "none"
+            [archive]
+            conninfo = "\(conninfo)"
+            status_interval_s = 1
+            """.write(toFile: configPath, atomically: true, encoding: .utf8)
+    }
+
+    func start() throws {
+        process = try ManagedProcess(name: clientID, executable: Tools.agent, arguments: ["archive", "--config", configPath])
+    }
+
+    func kill9() { process?.kill9() }
+    func stop() { process?.stop() }
+    var log: String { process?.text ?? "" }
+}

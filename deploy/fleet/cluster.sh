@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# A three-node ejabberd MQTT 5 cluster on this machine, for trials and tests (docs/fleet.md).
+#
+#   deploy/fleet/cluster.sh up DIR PORT     three nodes in DIR, MQTT on 127.0.0.1:PORT, PORT+1, PORT+2
+#   deploy/fleet/cluster.sh down DIR        stops every node of DIR (by PID), and its epmd if it started one
+#   deploy/fleet/cluster.sh stop DIR N      stops node N (1-3) cleanly
+#   deploy/fleet/cluster.sh start DIR N     starts node N again (it rejoins by itself: Mnesia remembers)
+#   deploy/fleet/cluster.sh pid DIR N       the PID of node N's Erlang VM (kill -9 it to test a node dying)
+#   deploy/fleet/cluster.sh ctl DIR N ARGS  ejabberdctl ARGS on node N (e.g. register, list_cluster)
+#
+# ejabberd runs as the user ejabberd (run this as root); the Debian service is never used.
+# Nodes start one at a time: a node must be up before the next joins.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+HOST="${FLEET_HOST:-fleet.keepalive}"
+NODE_IP="${FLEET_NODE_IP:-127.0.0.1}"
+
+die() { echo "cluster.sh: $*" >&2; exit 1; }
+[ "$#" -ge 2 ] || die "usage: cluster.sh up|down|stop|start|pid|ctl DIR [PORT|N] …"
+command -v ejabberdctl >/dev/null || die "ejabberd is not installed (apt-get install --no-install-recommends ejabberd)"
+cmd="$1"; dir="$(mkdir -p "$2" && cd "$2" && pwd)"; shift 2
+
+node_dir() { echo "$dir/ej$1"; }
+node_name() { echo "ej$1_$(cat "$dir/port")@localhost"; }
+ctl() {
+  local n="$1"; shift
+  local d; d="$(node_dir "$n")"
+  ejabberdctl --config-dir "$d" --ctl-config "$d/ejabberdctl.cfg" --spool "$d/spool" --logs "$d/logs" "$@"
+}
+node_pid() { cat "$(node_dir "$1")/ejabberd.pid" 2>/dev/null || true; }
+
+# Waits until node N answers `status` with "started" (at most 60 s).
+wait_started() {
+  local n="$1"
+  for _ in $(seq 1 120); do
+    if ctl "$n" status 2>/dev/null | grep -q "is started"; then return 0; fi
+    sleep 0.5
+  done
+  tail -20 "$(node_dir "$n")/logs/ejabberd.log" >&2 || true
+  die "node $n did not start within 60 s"
+}
+
+start_node() {
+  local n="$1"
+  ctl "$n" start
+  wait_started "$n"
+}
+
+case "$cmd" in
+  up)
+    port="${1:?cluster.sh up DIR PORT}"
+    echo "$port" >"$dir/port"
+    for n in 1 2 3; do
+      d="$(node_dir "$n")"
+      mkdir -p "$d/spool" "$d/logs"
+      sed -e "s|@HOST@|$HOST|g" -e "s|@NODE_IP@|$NODE_IP|g" -e "s|@MQTT_PORT@|$((port + n - 1))|g" \
+        "$here/ejabberd.yml.in" >"$d/ejabberd.yml"
+      sed -e "s|@NODE_NAME@|$(node_name "$n")|g" -e "s|@NODE_IP@|$NODE_IP|g" -e "s|@DIR@|$d|g" -e "s|@ERL@|$dir/erl|g" \
+        "$here/ejabberdctl.cfg.in" >"$d/ejabberdctl.cfg"
+      cp /etc/ejabberd/inetrc "$d/inetrc"
+    done
+    # ejabberdctl starts the node through su, which leaves the soft limit of 1024 descriptors:
+    # about 1000 MQTT connections, after which sessions fail ("Internal server error") and a
+    # restarting node cannot open its own code. ejabberdctl.cfg points ERL at this wrapper, which
+    # raises it to the hard limit first (Debian's ejabberd.service sets LimitNOFILE=65536).
+    printf '#!/bin/sh\nulimit -n "$(ulimit -Hn)" 2>/dev/null\nexec /usr/bin/erl "$@"\n' >"$dir/erl"
+    chmod 755 "$dir/erl"
+    chown -R ejabberd:ejabberd "$dir"
+    # Whether an epmd was already there: `down` stops only one this cluster started.
+    # (asked, not looked up with pgrep: an epmd that exited lingers as a zombie of init here)
+    if ! ERL_EPMD_ADDRESS="$NODE_IP" epmd -names >/dev/null 2>&1; then echo yes >"$dir/started-epmd"; fi
+    start_node 1
+    for n in 2 3; do
+      start_node "$n"
+      ctl "$n" join_cluster "$(node_name 1)" >/dev/null
+      wait_started "$n"
+    done
+    ctl 1 list_cluster
+    ;;
+  down)
+    for n in 3 2 1; do
+      pid="$(node_pid "$n")"
+      if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+        ctl "$n" stop >/dev/null 2>&1 || true
+        for _ in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
+        kill -9 "$pid" 2>/dev/null || true
+      fi
+    done
+    # The epmd the first node started, once no Erlang node is registered with it (epmd -kill
+    # refuses otherwise); it outlives a SIGTERM for a while, so it is asked, not signalled.
+    if [ -f "$dir/started-epmd" ]; then
+      for _ in $(seq 1 20); do
+        ERL_EPMD_ADDRESS="$NODE_IP" epmd -names 2>/dev/null | grep -q "^name " || break
+        sleep 0.25
+      done
+      ERL_EPMD_ADDRESS="$NODE_IP" epmd -kill >/dev/null 2>&1 || true
+    fi
+    ;;
+  stop) ctl "$1" stop ;;
+  start) start_node "$1" ;;
+  pid) node_pid "$1" ;;
+  ctl) n="$1"; shift; ctl "$n" "$@" ;;
+  *) die "unknown command $cmd" ;;
+esac

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Issues and revokes a device's fleet credentials (docs/fleet.md, "Credentials").
+#
+#   device-credentials.sh add DEVICE NODE1 NODE2 [OUT]   account DEVICE with a fresh password; writes
+#                                                         the Pi's bridge config (pi-bridge.conf.in
+#                                                         filled in) to OUT, default DEVICE-bridge.conf
+#   device-credentials.sh revoke DEVICE                  removes the account: its next connect is refused
+#   device-credentials.sh list                           the accounts
+#
+# NODE1/NODE2 are host:port of two cluster nodes. The account name is the device id
+# ([device] id in the agent's config.toml): the topic rules let it publish only under
+# keepalive/DEVICE/ and reply/DEVICE/, and read only its own query and command topics.
+# Runs ejabberdctl on a cluster node; FLEET_CTL replaces it, e.g. for the one-machine cluster
+#   FLEET_CTL="deploy/fleet/cluster.sh ctl /tmp/fleet 1" device-credentials.sh add pi-anna …
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+HOST="${FLEET_HOST:-fleet.keepalive}"
+read -r -a CTL <<<"${FLEET_CTL:-ejabberdctl}"
+die() { echo "device-credentials.sh: $*" >&2; exit 1; }
+
+# Names a topic level and an ejabberd account can both carry; "archive" and "viewer" are the
+# fleet's own accounts.
+valid_device() {
+  [[ "$1" =~ ^[a-z0-9][a-z0-9_-]{0,62}$ ]] || die "device id \"$1\": lower-case letters, digits, - and _ (at most 63)"
+  case "$1" in archive|viewer) die "\"$1\" is reserved for the fleet's own accounts";; esac
+}
+
+case "${1:-}" in
+  add)
+    device="${2:?add DEVICE NODE1 NODE2 [OUT]}"; node1="${3:?NODE1 (host:port)}"; node2="${4:?NODE2 (host:port)}"
+    out="${5:-$device-bridge.conf}"
+    valid_device "$device"
+    password="$(head -c 24 /dev/urandom | base64 | tr -d '/+=' | head -c 32)"
+    "${CTL[@]}" register "$device" "$HOST" "$password" >/dev/null || die "could not register $device (already there? revoke it first)"
+    umask 077
+    sed -e "s|@DEVICE@|$device|g" -e "s|@PASSWORD@|$password|g" -e "s|@NODE1@|$node1|g" -e "s|@NODE2@|$node2|g" \
+      "$here/pi-bridge.conf.in" >"$out"
+    echo "$out"
+    ;;
+  service)
+    # The fleet's own accounts (archive, viewer): the password goes to stdout once.
+    name="${2:?service archive|viewer}"
+    case "$name" in archive|viewer) ;; *) die "service accounts are archive and viewer";; esac
+    password="$(head -c 24 /dev/urandom | base64 | tr -d '/+=' | head -c 32)"
+    "${CTL[@]}" register "$name" "$HOST" "$password" >/dev/null || die "could not register $name"
+    echo "$password"
+    ;;
+  revoke)
+    device="${2:?revoke DEVICE}"
+    "${CTL[@]}" unregister "$device" "$HOST" >/dev/null || die "no account $device"
+    echo "revoked $device (a connection it holds now ends at its next reconnect; see docs/fleet.md)"
+    ;;
+  list)
+    "${CTL[@]}" registered_users "$HOST"
+    ;;
+  *) die "usage: device-credentials.sh add|service|revoke|list …" ;;
+esac

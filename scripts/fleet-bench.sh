@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# The fleet benchmark (docs/fleet.md, "Figures"): for each device count (default 100 and 1000),
+# a fresh three-node ejabberd cluster, PostgreSQL 15 and two archivers; simulated devices
+# (deploy/fleet/fleet-load.py, the agent's wire format) publish for SECONDS while node 1 is
+# SIGKILLed and PostgreSQL is stopped for 30 s; then messages/s, archive lag p50/p99, memory per
+# node, what was lost, and per-date query p50/p99 through the cluster. Not a test: it prints a
+# table, with every figure also as a ratio to the first device count's (the baseline of this run).
+#
+#   scripts/fleet-bench.sh [DEVICES…]          e.g. scripts/fleet-bench.sh 100 1000
+#   FLEET_RATE=0.5 FLEET_SECONDS=120 …         messages per second per device, load duration
+#   KEEPALIVE_BIN=.build/release/keepalive …   the archiver binary (default: a release build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$(pwd)"
+[ "$(id -u)" -eq 0 ] || { echo "fleet-bench: run as root (ejabberd and PostgreSQL run as their own users)" >&2; exit 1; }
+counts=("$@"); [ ${#counts[@]} -gt 0 ] || counts=(100 1000)
+rate="${FLEET_RATE:-0.5}"; seconds="${FLEET_SECONDS:-120}"
+pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)  # Debian's newest (15 on bookworm, 17 on trixie)
+if [ -z "${KEEPALIVE_BIN:-}" ]; then
+  swift build -c release --product keepalive >&2
+  KEEPALIVE_BIN="$root/.build/release/keepalive"
+fi
+free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+rss_mb() { awk '/VmRSS/ {printf "%.0f", $2/1024}' "/proc/$1/status" 2>/dev/null || echo 0; }
+results="$(mktemp)"
+
+for devices in "${counts[@]}"; do
+  work="$(mktemp -d /tmp/fleet-bench.XXXXXX)"; chmod 755 "$work"
+  # Three consecutive free ports for the nodes, below Linux's ephemeral range (32768-60999): a
+  # client's outgoing connection can take an ephemeral port while a killed node is down, and the
+  # node's restart then fails with eaddrinuse.
+  base="$(/usr/bin/python3 -c "import random, socket
+while True:
+    base = random.randrange(20000, 32000)
+    try:
+        for p in range(base, base + 3):
+            s = socket.socket(); s.bind(('127.0.0.1', p)); s.close()
+        print(base); break
+    except OSError:
+        pass")"
+  pgport="$(free_port)"
+  pids=(); loaders=()
+  cleanup() {
+    for pid in "${pids[@]}" "${loaders[@]}"; do kill "$pid" 2>/dev/null || true; done
+    runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg/data" -m fast -w stop >/dev/null 2>&1 || true
+    deploy/fleet/cluster.sh down "$work/cluster" || true
+  }
+  trap cleanup EXIT
+  echo "fleet-bench: $devices devices, $rate msg/s each, ${seconds} s, in $work" >&2
+  deploy/fleet/cluster.sh up "$work/cluster" "$base" >/dev/null
+  mkdir -p "$work/pg"; chown postgres "$work/pg"
+  runuser -u postgres -- "$pgbin/initdb" -D "$work/pg/data" -A trust -U postgres --no-sync >/dev/null
+  runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg/data" -o "-p $pgport -k $work/pg -c listen_addresses=''" -l "$work/pg/log" -w start >/dev/null
+  conninfo="host=$work/pg port=$pgport user=postgres dbname=postgres"
+
+  # Accounts in bulk (one ejabberdctl call): XEP-0227 import.
+  /usr/bin/python3 - "$devices" >"$work/users.xml" <<'PY'
+import sys
+n = int(sys.argv[1])
+print("<?xml version='1.0' encoding='UTF-8'?><server-data xmlns='urn:xmpp:pie:0'><host jid='fleet.keepalive'>")
+for name in [f"b{i:05d}" for i in range(1, n + 1)] + ["archive", "viewer"]:
+    print(f"<user name='{name}' password='pw-{name}'/>")
+print("</host></server-data>")
+PY
+  chmod 644 "$work/users.xml"
+  deploy/fleet/cluster.sh ctl "$work/cluster" 1 import_piefxis "$work/users.xml" >/dev/null
+  echo "pw-archive" >"$work/archive.pw"; chmod 600 "$work/archive.pw"
+  for n in 1 2; do
+    cat >"$work/archive-$n.toml" <<TOML
+[device]
+id = "archive"
+timezone = "UTC"
+[mqtt]
+host = "127.0.0.1"
+port = $((base + n - 1))
+username = "archive"
+password_file = "$work/archive.pw"
+client_id = "archive-$n"
+keepalive_s = 10
+reconnect_max_s = 2
+[gps]
+enabled = false
+[hr]
+transport = "none"
+[archive]
+conninfo = "$conninfo"
+status_interval_s = 5
+TOML
+    "$KEEPALIVE_BIN" archive --config "$work/archive-$n.toml" >"$work/archive-$n.log" 2>&1 &
+    pids+=($!)
+  done
+  sleep 3
+
+  # The load: at most 250 devices per process (paho uses select()).
+  nodes="127.0.0.1:$base,127.0.0.1:$((base + 1)),127.0.0.1:$((base + 2))"
+  for ((first = 1; first <= devices; first += 250)); do
+    last=$((first + 249 < devices ? first + 249 : devices))
+    list="$(seq -f 'b%05g' "$first" "$last" | awk '{printf "%s%s:pw-%s", (NR>1?",":""), $1, $1}')"
+    /usr/bin/python3 deploy/fleet/fleet-load.py --nodes "$nodes" --devices "$list" --rate "$rate" --seconds "$seconds" \
+      --out "$work/acked-$first.tsv" 2>"$work/load-$first.log" &
+    loaders+=($!)
+  done
+  start=$(date +%s); start_ms=$((start * 1000))
+  at() { local wait=$((start + $1 - $(date +%s))); [ "$wait" -le 0 ] || sleep "$wait"; }
+  at 20
+  mem=""; for n in 1 2 3; do mem+="$(rss_mb "$(deploy/fleet/cluster.sh pid "$work/cluster" $n)") "; done
+  arch_mem="$(rss_mb "${pids[0]}")"
+  at 30;  killed_ms=$(date +%s%3N); kill -9 "$(deploy/fleet/cluster.sh pid "$work/cluster" 1)"
+  at 50;  runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg/data" -m fast -w stop >/dev/null
+  at 80;  runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg/data" -o "-p $pgport -k $work/pg -c listen_addresses=''" -l "$work/pg/log" -w start >/dev/null
+  at 90;  deploy/fleet/cluster.sh start "$work/cluster" 1 >/dev/null || echo "fleet-bench: node 1 did not restart" >&2
+  for pid in "${loaders[@]}"; do wait "$pid"; done
+  cat "$work"/acked-*.tsv >"$work/acked.tsv"
+
+  # Caught up: the archive's row count stops growing (at most 5 minutes).
+  previous=-1
+  for _ in $(seq 1 150); do
+    rows="$(psql "$conninfo" -At -c 'SELECT count(*) FROM archive_messages')"
+    [ "$rows" = "$previous" ] && break
+    previous="$rows"; sleep 2
+  done
+  psql "$conninfo" -At -F $'\t' -c "SELECT device, seq, (extract(epoch FROM received_at) * 1000)::bigint FROM archive_messages" >"$work/archived.tsv"
+
+  # Per-date queries through the cluster: a day reply for 100 devices, asked on node 3.
+  psql "$conninfo" -q -c "INSERT INTO archive_days (device, day, body, source_seq)
+    SELECT 'b' || lpad(i::text, 5, '0'), '2026-11-24', '{\"ok\":true,\"date\":\"2026-11-24\",\"tz\":\"UTC\",\"has_data\":true,\"health\":{},\"location\":{}}', 1
+    FROM generate_series(1, least($devices, 100)) i ON CONFLICT DO NOTHING"
+  query="$(/usr/bin/python3 deploy/fleet/fleet-query.py --node "127.0.0.1:$((base + 2))" --user viewer --password pw-viewer \
+    --devices "$(seq -f 'b%05g' 1 $((devices < 100 ? devices : 100)) | paste -sd,)" --date 2026-11-24 --count 500)"
+
+  /usr/bin/python3 - "$work" "$devices" "$seconds" "$killed_ms" "$mem" "$arch_mem" "$query" "$start_ms" >>"$results" <<'PY'
+import json, sys
+work, devices, seconds, killed, mem, arch_mem, query, start_ms = sys.argv[1:]
+sent = {}
+for line in open(f"{work}/acked.tsv"):
+    d, s, t = line.split("\t"); sent[(d, int(s))] = int(t)
+archived = {}
+for line in open(f"{work}/archived.tsv"):
+    d, s, t = line.rstrip("\n").split("\t"); archived[(d, int(s))] = int(t)
+lost = [k for k in sent if k not in archived]
+window = [k for k in lost if int(killed) - 1000 <= sent[k] <= int(killed) + 5000]
+lags = sorted(archived[k] - sent[k] for k in sent if k in archived)
+calm = sorted(archived[k] - sent[k] for k in sent if k in archived and sent[k] < int(killed) - 1000)
+pct = lambda xs, q: xs[min(len(xs) - 1, int(q * len(xs)))] if xs else None
+print(json.dumps({"devices": int(devices), "acked": len(sent), "msg_per_s": round(len(sent) / float(seconds), 1),
+                  "archived": len(archived), "lost": len(lost), "lost_at_node_death": len(window),
+                  "lag_p50_ms": pct(lags, .5), "lag_p99_ms": pct(lags, .99),
+                  "lag_calm_p50_ms": pct(calm, .5), "lag_calm_p99_ms": pct(calm, .99),
+                  "node_rss_mb": [int(x) for x in mem.split()], "archiver_rss_mb": int(arch_mem), "query": json.loads(query),
+                  # When the lost ones were sent, in seconds after the load started (faults: node 1 killed
+                  # at 30, PostgreSQL stopped 50-80, node 1 started again at 90).
+                  "lost_sent_at_s": sorted({round((sent[k] - int(start_ms)) / 1000) for k in lost})}))
+PY
+  tail -1 "$results" >&2
+  cleanup; trap - EXIT
+  rm -rf "$work"
+done
+
+/usr/bin/python3 - "$results" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+base = rows[0]
+def ratio(a, b): return f"{a / b:.2f}x" if a and b else "-"
+print(f"{'devices':>8} {'msg/s':>8} {'acked':>8} {'lost':>6} {'(node death)':>12} {'lag p50':>8} {'lag p99':>8} {'calm p50':>9} {'calm p99':>9} {'node RSS MB':>14} {'archiver MB':>11} {'query p50':>9} {'query p99':>9}")
+for r in rows:
+    q = r["query"]
+    print(f"{r['devices']:>8} {r['msg_per_s']:>8} {r['acked']:>8} {r['lost']:>6} {r['lost_at_node_death']:>12} {r['lag_p50_ms']:>8} {r['lag_p99_ms']:>8} "
+          f"{r['lag_calm_p50_ms']:>9} {r['lag_calm_p99_ms']:>9} {'/'.join(map(str, r['node_rss_mb'])):>14} {r['archiver_rss_mb']:>11} {q['p50_ms']:>9} {q['p99_ms']:>9}")
+for r in rows[1:]:
+    print(f"ratio {r['devices']}/{base['devices']} devices: msg/s {ratio(r['msg_per_s'], base['msg_per_s'])}, calm lag p99 "
+          f"{ratio(r['lag_calm_p99_ms'], base['lag_calm_p99_ms'])}, node RSS {ratio(sum(r['node_rss_mb']), sum(base['node_rss_mb']))}, "
+          f"query p99 {ratio(r['query']['p99_ms'], base['query']['p99_ms'])}")
+PY
+rm -f "$results"
