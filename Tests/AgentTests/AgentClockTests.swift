@@ -153,4 +153,57 @@ struct AgentClockTests {
         let fromCLI = try await agent.queryReply([gpsDay.description])
         #expect(fromCLI?["ok"] as? Bool == true, "keepalive query answers the GPS day too: \(String(describing: fromCLI))")
     }
+
+    @Test(
+        "the clock stepped two hours while samples stream in (chrony setting it): every notification stored once, every message's seq once, the location slots go on on the new time",
+        arguments: [7200, -7200])
+    func stepLosesNothing(stepS: Int) async throws {
+        let directory = try TemporaryDirectory("clock-step")
+        // 60 notifications without a bridge stamp, 10 a second: the step (after 3 s) falls inside.
+        let bridge = try directory.write("bridge.py", """
+            import sys, time
+            for i in range(60):
+                sys.stdout.write('{"sensor":"strap","raw":"06%02x"}\\n' % (60 + i % 40))
+                sys.stdout.flush()
+                time.sleep(0.1)
+            time.sleep(3600)
+            """)
+        let broker = try MosquittoBroker()
+        let watcher = try await MQTTSubscriber(port: broker.port, filter: "keepalive/testpi/#")
+        let agent = try AgentProcess(
+            brokerPort: broker.port,
+            extraConfig: """
+                [hr]
+                transport = "command"
+                command = ["\(Tools.find("python3"))", "\(bridge)"]
+                [schedule]
+                location_interval_s = 1
+                status_interval_s = 1
+                """,
+            environment: [
+                "KEEPALIVE_CLOCK_SYNCHRONISED": "1", "KEEPALIVE_FAULT_CLOCK_STEP_S": "\(stepS)", "KEEPALIVE_FAULT_CLOCK_STEP_AFTER_S": "3",
+            ])
+        defer { _ = agent.stop() }
+        try await agent.process!.waitForLine(containing: stepS > 0 ? "the clock stepped forward" : "the clock stepped back", timeout: 60)
+        // Slots after the step: three more location messages, on the new time.
+        let isAfterStep = { (seconds: Int) in stepS > 0 ? seconds > Int(Date().timeIntervalSince1970) + 3600 : seconds < Int(Date().timeIntervalSince1970) - 3600 }
+        _ = try await watcher.waitFor(count: 3, timeout: 30, "three location slots after the step") {
+            $0.topic.hasSuffix("/location") && isAfterStep($0.json?["created_at"] as? Int ?? 0)
+        }
+        // The ingest ring is folded into the tables every second (AgentProcess's fold_s).
+        try await Wait.until(timeout: 60, "all 60 notifications stored") {
+            let db = try? SQLiteConnection(path: agent.storePath, readOnly: true)
+            return (try? db?.scalarInt("SELECT count(*) FROM hr_sample")) ?? 0 >= 60
+        }
+        let db = try SQLiteConnection(path: agent.storePath, readOnly: true)
+        #expect(try db.scalarInt("SELECT count(*) FROM hr_sample") == 60, "each notification stored once")
+        let stamps = try db.statement("SELECT ts_ms FROM hr_sample ORDER BY id")
+        var times: [Int64] = []
+        while try stamps.step() { times.append(stamps.int64(0)) }
+        #expect(times.contains { isAfterStep(Int($0 / 1000)) }, "notifications after the step carry the new time")
+        #expect(agent.stop() == 0)
+        let seqs = watcher.messages.filter { !$0.retained }.compactMap { $0.json?["seq"] as? Int }
+        #expect(Set(seqs).count == seqs.count, "a seq published twice: \(seqs)")
+    }
+
 }

@@ -30,8 +30,13 @@ struct HeartRateService: Service, CustomStringConvertible {
     struct ReceiveTimes {
         private var last: [String: Int64] = [:]
 
+        /// A receive time this far behind the last stamp is the clock stepped back (chrony or NTP
+        /// setting it), not a batch: stamps follow the new time.
+        static let stepBackMs: Int64 = 1000
+
         mutating func next(for sensor: String, atLeast timeMs: Int64) -> Int64 {
-            let time = max(timeMs, (last[sensor] ?? .min) + 1)
+            var time = timeMs
+            if let previous = last[sensor], timeMs >= previous - Self.stepBackMs { time = max(timeMs, previous + 1) }
             last[sensor] = time
             return time
         }

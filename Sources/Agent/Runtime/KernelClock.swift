@@ -26,14 +26,19 @@ private enum KernelClockOrigin {
 struct KernelClock: KernelTime {
     private let override: Bool?
     private let offset: TimeInterval
+    private let step: (afterS: Double, byS: Double)?
     private let realtime = SystemClock()
 
     init(hooks: TestHooks = .current) {
         override = hooks.clockSynchronised
         offset = hooks.clockOffsetS
+        step = hooks.clockStep
     }
 
-    func now() -> Date { realtime.now().addingTimeInterval(offset) }
+    func now() -> Date {
+        let stepped = step.map { uptime() >= .seconds($0.afterS) ? $0.byS : 0 } ?? 0
+        return realtime.now().addingTimeInterval(offset + stepped)
+    }
 
     func isSynchronised() -> Bool {
         if let override { return override }

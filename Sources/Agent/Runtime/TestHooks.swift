@@ -10,6 +10,9 @@ struct TestHooks: Sendable {
     /// `KEEPALIVE_FAULT_CLOCK_OFFSET_S=N`: the system clock reads N seconds off, as a Pi without
     /// an RTC does after booting with a stale saved time.
     var clockOffsetS: Double
+    /// `KEEPALIVE_FAULT_CLOCK_STEP_S=N` with `KEEPALIVE_FAULT_CLOCK_STEP_AFTER_S=T`: T seconds after
+    /// start the system clock steps by N seconds, as when chrony or NTP first sets a Pi's clock.
+    var clockStep: (afterS: Double, byS: Double)?
     /// `KEEPALIVE_FAULT_WEDGE_WRITER_AFTER_S=N`: the sample writer's loop stops after N seconds,
     /// as a writer stuck in a system call would (the watchdog test).
     var wedgeWriterAfterS: Double?
@@ -28,6 +31,7 @@ struct TestHooks: Sendable {
         default: nil
         }
         clockOffsetS = number("KEEPALIVE_FAULT_CLOCK_OFFSET_S") ?? 0
+        clockStep = number("KEEPALIVE_FAULT_CLOCK_STEP_S").map { (number("KEEPALIVE_FAULT_CLOCK_STEP_AFTER_S") ?? 0, $0) }
         wedgeWriterAfterS = number("KEEPALIVE_FAULT_WEDGE_WRITER_AFTER_S")
         storeFullCheckMaxBytes = number("KEEPALIVE_STORE_FULL_CHECK_MAX_BYTES").map { Int64($0) }
         storeCheckAfterS = number("KEEPALIVE_STORE_CHECK_AFTER_S")
