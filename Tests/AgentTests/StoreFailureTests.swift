@@ -47,6 +47,10 @@ struct StoreFailureTests {
         try await Wait.until(timeout: 20, "three slots after space came back") {
             Self.slots(watcher.messages.filter { $0.topic.hasSuffix("/location") }).count >= freedAt + 3
         }
+        // Delivered before the stop was asked for: their PUBACKs are in, so the stop leaves none
+        // of them queued. (One published as the agent stops may be, undelivered or unacknowledged:
+        // at-least-once, it goes again at the next start.)
+        let deliveredBeforeStop = Self.slots(watcher.messages.filter { $0.topic == "keepalive/testpi/location" }).map(\.seq)
         #expect(agent.stop() == 0)
 
         let slots = Self.slots(watcher.messages.filter { $0.topic == "keepalive/testpi/location" })
@@ -57,12 +61,10 @@ struct StoreFailureTests {
         #expect(OutageRig.gaps(in: times, interval: 1).isEmpty, "slots: \(times)")
         #expect(zip(slots, slots.dropFirst()).allSatisfy { $0.seq < $1.seq })
         let db = try SQLiteConnection(path: agent.storePath, readOnly: true)
-        // Nothing delivered is queued again. (A slot queued in the last second before the stop may
-        // wait for the next start, undelivered: that is the outbox doing its job.)
         let queued = try db.statement("SELECT seq FROM outbox WHERE topic = 'keepalive/testpi/location'")
         var queuedSeqs: [Int] = []
         while try queued.step() { queuedSeqs.append(queued.int(0)) }
-        #expect(Set(queuedSeqs).isDisjoint(with: slots.map(\.seq)), "delivered and still queued: \(queuedSeqs)")
+        #expect(Set(queuedSeqs).isDisjoint(with: deliveredBeforeStop), "delivered and still queued: \(queuedSeqs)")
         #expect(try db.scalarText("PRAGMA integrity_check") == "ok")
     }
 

@@ -150,6 +150,14 @@ public actor OutboxDrain {
         }
     }
 
+    /// At shutdown, once the connection is closed: acknowledged messages are deleted from the
+    /// outbox at once (with the ingest journal on they would otherwise wait for a fold that no
+    /// longer comes this run).
+    public func settleAcknowledgements() async {
+        await flushAcknowledgements()
+        await store.foldForReaders()
+    }
+
     /// Only one pump runs at a time (the actor is re-entered at every `await`); a call that
     /// arrives meanwhile asks the running one to look again.
     private func pump() async {

@@ -45,6 +45,10 @@ final class BusService: Service, Sendable, CustomStringConvertible {
         } onGracefulShutdown: {
             Task { await self.shutDown() }
         }
+        // Every event of the closed connection has been handled: PUBACKs that came in while it
+        // closed (the last slot, the final status) leave the outbox now, rather than being sent
+        // again at the next start.
+        await drain.settleAcknowledgements()
     }
 
     private func shutDown() async {
