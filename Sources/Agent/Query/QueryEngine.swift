@@ -95,14 +95,13 @@ final class QueryEngine {
             throw QueryError(code: .invalidDate, message: "\"\(text.prefix(40))\" is not a date (YYYY-MM-DD)")
         }
         let bounds = day.boundsMs
-        guard try bounds.start <= Self.ms(now) || openReader().hasRawData(fromMs: bounds.start, toMs: bounds.end) else {
+        guard try bounds.start <= now.unixMs || openReader().hasRawData(fromMs: bounds.start, toMs: bounds.end) else {
             let today = LocalDay(containing: now, timeZone: settings.timeZone)
             throw QueryError(code: .futureDate, message: "\(day) is after today (\(today) in \(settings.zoneName))")
         }
         return day
     }
 
-    private static func ms(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) }
 
     func report(
         _ day: LocalDay, include: Set<QueryRequest.Part>, track: QueryRequest.TrackDetail?, heartRateTimeline: Bool, now: Date,
@@ -126,12 +125,12 @@ final class QueryEngine {
         mayScan: Bool, reader: StoreReader
     ) throws -> DayReport {
         let bounds = day.boundsMs
-        let nowMs = Self.ms(now)
+        let nowMs = now.unixMs
         let isToday = bounds.start <= nowMs && nowMs < bounds.end
         let stored = isToday ? nil : try reader.dayAggregate(date: day.description)
         // A stored aggregate whose JSON rotted on the card is not spliced into a reply: the day is
         // computed from its rows instead, as if nothing were stored.
-        let current = stored.flatMap { $0.final && !$0.isStale && Self.intact($0) ? $0 : nil }
+        let current = try stored.flatMap { try $0.final && !$0.isStale && Self.intact($0, reader: reader) ? $0 : nil }
         // Computed from the rows when no current stored aggregate answers (once, for health and
         // location). Only what the reply carries: the night only for health, only the fixes for
         // location alone (issue 32).
@@ -267,11 +266,12 @@ final class QueryEngine {
         return opened
     }
 
-    /// Whether a stored aggregate's JSON parts are JSON; logs the ones that are not.
-    static func intact(_ aggregate: StoredDayAggregate) -> Bool {
+    /// Whether a stored aggregate's JSON parts are JSON (SQLite's `json_valid()`); logs the ones
+    /// that are not.
+    static func intact(_ aggregate: StoredDayAggregate, reader: StoreReader) throws -> Bool {
         let parts = [("payload", aggregate.payload), ("first_fix", aggregate.firstFix), ("last_fix", aggregate.lastFix)]
-        let broken = parts.filter { _, text in
-            text.map { !JSONSyntax.isValid($0) } ?? false
+        let broken = try parts.filter { _, text in
+            try text.map { try !reader.isValidJSON($0) } ?? false
         }
         guard broken.isEmpty else {
             damageLog.error("a stored day aggregate is not valid JSON; answering from the day's rows", metadata: [
