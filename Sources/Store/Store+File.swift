@@ -60,7 +60,7 @@ extension Store {
         fileGeneration += 1
         identity = FileIdentity(path: path)
         // Raw rows in small transactions, letting ingest in between: the new file takes writes now.
-        let fromMs = Int64(now.timeIntervalSince1970 * 1000) - Self.carriedRowsMaxAgeMs
+        let fromMs = now.unixMs - Self.carriedRowsMaxAgeMs
         do {
             report.fixes = try await copyFixes(from: old, fromMs: fromMs, afterID: since.fixID)
             report.heartRates = try await copyHeartRates(from: old, fromMs: fromMs, afterID: since.heartRateID)

@@ -18,5 +18,5 @@ public struct SystemClock: WallClock {
 
 extension WallClock {
     /// `now()` in Unix milliseconds, as the store and the payloads keep it.
-    public func nowMs() -> Int64 { Int64((now().timeIntervalSince1970 * 1000).rounded()) }
+    public func nowMs() -> Int64 { now().unixMs }
 }

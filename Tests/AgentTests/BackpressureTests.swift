@@ -56,7 +56,7 @@ struct BackpressureTests {
         // Bound: the input reported ready (hr leaves "disconnected").
         try await status.waitFor(timeout: 20, "hr ready") { ($0.json?["hr"] as? [String: Any])?["state"] as? String == "stalled" }
         let sent = 20_000
-        let baseMs = Int64(Date().timeIntervalSince1970 * 1000) - 3_600_000
+        let baseMs = Date().unixMs - 3_600_000
         let lines = (0..<sent).map { BridgeBacklog.line(index: $0, timeMs: baseMs + Int64($0) * 10, sensor: "burst") }
         UDPSender.send(port: port, lines: lines)
         let stored = { Int(Self.count("SELECT count(*) FROM hr_sample", in: agent.storePath) ?? 0) }
@@ -82,13 +82,13 @@ struct BackpressureTests {
         let broker = try MosquittoBroker()
         let status = try await MQTTSubscriber(port: broker.port, filter: "keepalive/testpi/status")
         let directory = try TemporaryDirectory("counted")
-        let good = BridgeBacklog.line(index: 0, timeMs: Int64(Date().timeIntervalSince1970 * 1000) - 60_000, sensor: "ok")
+        let good = BridgeBacklog.line(index: 0, timeMs: Date().unixMs - 60_000, sensor: "ok")
         // A bridge whose clock was never set (1970, and 2000 as some RTC-less boards start).
         let unset1970 = BridgeBacklog.line(index: 1, timeMs: 5_000, sensor: "unset")
         let unset2000 = BridgeBacklog.line(index: 2, timeMs: 946_684_800_000, sensor: "unset")
         let long = #"{"sensor":"long","raw":"063c","pad":""# + String(repeating: "x", count: 5000) + #""}"#
         let input = try directory.write("lines.ndjson", [good, "not json", unset1970, long, unset2000].joined(separator: "\n") + "\n")
-        let startedMs = Int64(Date().timeIntervalSince1970 * 1000)
+        let startedMs = Date().unixMs
         // Unsynchronised: the agent believes the bridge's clock — unless it says 1970.
         let agent = try AgentProcess(
             brokerPort: broker.port, extraConfig: BridgeBacklog.commandBridge(catting: input) + "[schedule]\nstatus_interval_s = 1\n",

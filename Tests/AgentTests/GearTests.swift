@@ -16,7 +16,7 @@ struct GearTests {
         _ = try await rig.gear.add(id: "trail", name: "Speedgoat", startKm: 120, limitKm: nil)
         _ = try await rig.gear.select(id: "pegasus")
         let service = rig.service()
-        try await service.start(nowMs: WorkoutService.ms(WorkoutServiceTests.t0))
+        try await service.start(nowMs: WorkoutServiceTests.t0.unixMs)
         // Two 12-minute runs (2160 m each) an hour apart.
         let first = WorkoutServiceTests.Session(start: WorkoutServiceTests.t0, runS: 720)
         let second = WorkoutServiceTests.Session(start: WorkoutServiceTests.t0.addingTimeInterval(3600), runS: 720)
@@ -63,7 +63,7 @@ struct GearTests {
         _ = try await rig.gear.add(id: "pegasus", name: "Pegasus", startKm: 10, limitKm: 800)
         _ = try await rig.gear.select(id: "pegasus")
         let service = rig.service()
-        try await service.start(nowMs: WorkoutService.ms(WorkoutServiceTests.t0))
+        try await service.start(nowMs: WorkoutServiceTests.t0.unixMs)
         try await rig.feed(WorkoutServiceTests.Session(start: WorkoutServiceTests.t0, runS: 720), to: service)
         let run = try #require(try await rig.store.workouts(fromMs: 0, toMs: .max).first)
         #expect(try await rig.store.gear(id: "pegasus")?.runs == 0)

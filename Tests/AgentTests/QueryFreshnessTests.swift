@@ -130,7 +130,7 @@ struct QueryFreshnessTests {
         // The track is complete once a fix near its last point is stored and the agent then
         // published event/gps_reacquire: events go through the sample writer, which commits every
         // fix it was handed before them.
-        let lastPointMs = Int64(backlogStart.timeIntervalSince1970 * 1000) + 599_000
+        let lastPointMs = backlogStart.unixMs + 599_000
         var lastFix: (timeMs: Int64, receivedMs: Int64)?
         try await Wait.until(timeout: 90, "the end of the walk stored (last: \(String(describing: lastFix)))") {
             lastFix = try stored.lastFix(pastDay)

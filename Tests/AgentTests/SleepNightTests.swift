@@ -108,7 +108,7 @@ struct SleepPublishingTests {
     func backlog() async throws {
         let zone = TimeZone(identifier: "Europe/Berlin")!
         let morning = LocalDay(containing: Date().addingTimeInterval(-2 * 86_400), timeZone: zone)
-        let start = Int64(morning.previous.start.timeIntervalSince1970 * 1000) + 22 * 3_600_000  // 22:00 the evening before
+        let start = morning.previous.start.unixMs + 22 * 3_600_000  // 22:00 the evening before
         let broker = try MosquittoBroker()
         let daily = try await MQTTSubscriber(port: broker.port, filter: "keepalive/testpi/health/daily/+")
         let directory = try TemporaryDirectory("sleep-backlog")
@@ -117,7 +117,7 @@ struct SleepPublishingTests {
         let script = "cat \(path); exec sleep 1000"
         // health/daily is published while the backlog streams in, and again as late rows arrive:
         // the one to check carries every notification of the date (all of the evening's came before).
-        let midnightMs = Int64(morning.start.timeIntervalSince1970 * 1000)
+        let midnightMs = morning.start.unixMs
         let samplesOfTheDate = lines.count - lines.prefix { line in
             let stamp = (try? BridgeMessage.parse(Array(line.utf8)).get())?.timestamp?.timeIntervalSince1970 ?? 0
             return Int64((stamp * 1000).rounded()) < midnightMs
@@ -162,7 +162,7 @@ extension SleepPublishingTests {
         let today = try await MQTTSubscriber(port: broker.port, filter: "keepalive/testpi/health/today")
         let directory = try TemporaryDirectory("sleep-today")
         // Nine hours of beats ending a minute ago: 01:xx to 10:xx local.
-        let start = Int64(Date().timeIntervalSince1970 * 1000) - 9 * 3_600_000 - 60_000
+        let start = Date().unixMs - 9 * 3_600_000 - 60_000
         let path = try directory.write("night.ndjson", try AssembledNightLines.lines(startMs: start).joined(separator: "\n") + "\n")
         let agent = try AgentProcess(
             brokerPort: broker.port, timeZone: zone.identifier,
@@ -190,7 +190,7 @@ struct SleepRealNightTests {
         let record = try SlpdbRecord("slp37")
         let utc = TimeZone(identifier: "UTC")!
         let morning = try #require(LocalDay("2026-11-21", timeZone: utc))
-        let startMs = Int64(morning.start.timeIntervalSince1970 * 1000) + Int64(record.startClockSeconds) * 1000
+        let startMs = morning.start.unixMs + Int64(record.startClockSeconds) * 1000
         let store = try await SleepNightTests.store(record.lines(startMs: startMs))
         var settings = SleepNightTests.settings(utc)
         settings.person = PersonSettings(birthYear: 2026 - (record.age ?? 0), sex: record.male == true ? .male : .female)

@@ -86,7 +86,7 @@ struct RetentionTests {
         let store = try Store(path: directory.file("k.db"), synchronous: "normal")
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         let day: Int64 = 86_400_000
-        let nowMs = Int64(now.timeIntervalSince1970 * 1000)
+        let nowMs = now.unixMs
         // 10 days of one fix + one notification a minute, the oldest 10 days ago.
         for dayIndex in 0..<10 {
             let start = nowMs - Int64(10 - dayIndex) * day

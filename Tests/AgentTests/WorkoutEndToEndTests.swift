@@ -22,7 +22,7 @@ struct WorkoutEndToEndTests {
         let track = try directory.write("run.nmea", NMEALog.text(points))
         let heartRate = points.enumerated().map { index, point in
             let bpm = index < 180 ? 70 : index < 1380 ? min(150, 70 + (index - 180) / 2) : 100
-            let ms = Int64(point.time.timeIntervalSince1970 * 1000)
+            let ms = point.time.unixMs
             return #"{"ts":"\#(BridgeBacklog.timestamp(ms))","sensor":"strap","raw":"\#(String(format: "06%02x", bpm))"}"#
         }
         let heartRateFile = try directory.write("hr.ndjson", heartRate.joined(separator: "\n") + "\n")
@@ -113,7 +113,7 @@ struct WorkoutEndToEndTests {
         let after = try directory.write(
             "after.nmea", NMEALog.text(Array(run.dropFirst(420)) + NMEALog.standing(start: runStart.addingTimeInterval(1200), seconds: 420)))
         let heartRate = (0..<1800).map { index in
-            let ms = Int64(start.timeIntervalSince1970 * 1000) + Int64(index) * 1000
+            let ms = start.unixMs + Int64(index) * 1000
             let bpm = index < 180 ? 70 : index < 1380 ? 145 : 100
             return #"{"ts":"\#(BridgeBacklog.timestamp(ms))","sensor":"strap","raw":"\#(String(format: "06%02x", bpm))"}"#
         }
@@ -139,7 +139,7 @@ struct WorkoutEndToEndTests {
         let id = try #require(started.json?["id"] as? String)
         // The kill comes once the first part is stored (gpsd keeps nothing for a client that is
         // gone: what it sends meanwhile is lost on a real Pi too, and would only shorten the run).
-        let day = String(BridgeBacklog.timestamp(Int64(runStart.timeIntervalSince1970 * 1000)).prefix(10))
+        let day = String(BridgeBacklog.timestamp(runStart.unixMs).prefix(10))
         try await Wait.until(timeout: 60, "the first part played (gpsfake exits after it)") { !gps.process.isRunning }
         let deadline = Date().addingTimeInterval(30)
         var fixes = [-2, -1]

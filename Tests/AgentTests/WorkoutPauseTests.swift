@@ -45,14 +45,14 @@ struct WorkoutPauseTests {
         }
         var session = WorkoutServiceTests.Session(start: start, beforeS: 0, runS: 0, afterS: 0)
         session.fixes = fixes
-        session.heartRates = fixes.map { WorkoutServiceTests.Session.heartRate(Date(timeIntervalSince1970: Double($0.timeMs) / 1000), bpm: 70) }
+        session.heartRates = fixes.map { WorkoutServiceTests.Session.heartRate(Date(unixMs: $0.timeMs), bpm: 70) }
         return session
     }
 
     static func workouts(_ parts: [Part]) async throws -> [StoredWorkout] {
         let rig = try WorkoutServiceTests.Rig()
         let service = rig.service()
-        try await service.start(nowMs: WorkoutService.ms(WorkoutServiceTests.t0))
+        try await service.start(nowMs: WorkoutServiceTests.t0.unixMs)
         try await rig.feed(track(parts), to: service)
         return try await rig.store.workouts(fromMs: 0, toMs: .max)
     }

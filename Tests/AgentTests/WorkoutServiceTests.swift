@@ -39,14 +39,14 @@ struct WorkoutServiceTests {
         }
 
         static func fix(_ point: NMEALog.Point) -> StoredFix {
-            let ms = Int64((point.time.timeIntervalSince1970 * 1000).rounded())
+            let ms = point.time.unixMs
             return StoredFix(
                 timeMs: ms, receivedMs: ms, lat: point.lat, lon: point.lon, altMSL: point.altitudeM, speed: point.speedMps,
                 track: point.courseDeg, eph: 4, mode: 3, satellites: 9, timeSource: "gps")
         }
 
         static func heartRate(_ time: Date, bpm: Int) -> StoredHeartRate {
-            let ms = Int64((time.timeIntervalSince1970 * 1000).rounded())
+            let ms = time.unixMs
             return StoredHeartRate(sensor: "strap", timeMs: ms, receivedMs: ms, bpm: bpm, contact: 2, valid: true, raw: [0x06, UInt8(bpm)])
         }
     }
@@ -80,7 +80,7 @@ struct WorkoutServiceTests {
                 let next = min(index + 60, last)
                 try await store.write(fixes: Array(session.fixes[index..<next]), heartRates: Array(session.heartRates[index..<next]))
                 clock.set(Date(timeIntervalSince1970: Double(session.fixes[next - 1].timeMs) / 1000 + 1))
-                try await service.tick(nowMs: WorkoutService.ms(clock.now()))
+                try await service.tick(nowMs: clock.now().unixMs)
                 index = next
             }
         }
@@ -95,7 +95,7 @@ struct WorkoutServiceTests {
         let rig = try Rig()
         let session = Session(start: Self.t0)
         let service = rig.service()
-        try await service.start(nowMs: WorkoutService.ms(Self.t0))
+        try await service.start(nowMs: Self.t0.unixMs)
         try await rig.feed(session, to: service)
 
         let started = try await rig.events("started")
@@ -131,8 +131,8 @@ struct WorkoutServiceTests {
         try await rig.feed(session, to: service)
         // The agent restarted: it looks back, finds the same workout, saved as it was.
         let restarted = rig.service()
-        try await restarted.start(nowMs: WorkoutService.ms(rig.clock.now()))
-        try await restarted.tick(nowMs: WorkoutService.ms(rig.clock.now()) + 60_000)
+        try await restarted.start(nowMs: rig.clock.now().unixMs)
+        try await restarted.tick(nowMs: rig.clock.now().unixMs + 60_000)
         #expect(try await rig.store.pendingMessages(afterID: 0, limit: 10_000).count == messagesBefore)
         let stored = try await rig.store.workouts(fromMs: 0, toMs: .max)
         #expect(stored.count == 1 && stored.first?.version == 1)
@@ -143,7 +143,7 @@ struct WorkoutServiceTests {
         let rig = try Rig()
         let session = Session(start: Self.t0)
         let first = rig.service()
-        try await first.start(nowMs: WorkoutService.ms(Self.t0))
+        try await first.start(nowMs: Self.t0.unixMs)
         let cut = 180 + 12 * 60
         try await rig.feed(session, to: first, to: cut)
         let started = try await rig.events("started")
@@ -152,7 +152,7 @@ struct WorkoutServiceTests {
         #expect(try await rig.store.openWorkouts().count == 1)
 
         let second = rig.service()
-        try await second.start(nowMs: WorkoutService.ms(rig.clock.now()))
+        try await second.start(nowMs: rig.clock.now().unixMs)
         try await rig.feed(session, to: second, from: cut)
         #expect(try await rig.events("started").count == 1, "not announced again")
         let finished = try await rig.events("finished")
@@ -168,7 +168,7 @@ struct WorkoutServiceTests {
         // Threshold with resting 60 and max 190: 60 + 0.45 × 130 = 118.5 bpm; the fever keeps it at 125.
         let session = Session(start: Self.t0, beforeS: 1500, runS: 180, afterS: 900, speedMps: 1.4, rest: 125, work: 125, recovery: 125)
         let service = rig.service()
-        try await service.start(nowMs: WorkoutService.ms(Self.t0))
+        try await service.start(nowMs: Self.t0.unixMs)
         try await rig.feed(session, to: service)
         let events = try await rig.events()
         #expect(events.isEmpty, "\(events)")
@@ -180,7 +180,7 @@ struct WorkoutServiceTests {
         let rig = try Rig()
         let session = Session(start: Self.t0, beforeS: 60, runS: 300, afterS: 60)
         let service = rig.service()
-        try await service.start(nowMs: WorkoutService.ms(Self.t0))
+        try await service.start(nowMs: Self.t0.unixMs)
         rig.clock.set(Self.t0.addingTimeInterval(30))
         let open = try await service.startManual(sport: "walk")
         await #expect(throws: WorkoutService.ManualError.self) { try await service.startManual(sport: nil) }

@@ -49,7 +49,7 @@ struct GPSRateFaults {
             guard line.contains("\"class\":\"TPV\""), let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
                 (object["mode"] as? Int ?? 0) >= 2, let time = (object["time"] as? String).flatMap(formatter.date(from:))
             else { return nil }
-            return Int64((time.timeIntervalSince1970 * 1000).rounded())
+            return time.unixMs
         }
         try await Task.sleep(for: .seconds(2))  // the last fixes committed, a status with the counts
         let db = try SQLiteConnection(path: agent.storePath, readOnly: true)

@@ -58,7 +58,7 @@ struct KillFaults {
                 drainTimes.append(Date().timeIntervalSince(started))
             }
             // Samples flow: one sent after this start is stored.
-            let since = Int64(Date().timeIntervalSince1970 * 1000)
+            let since = Date().unixMs
             var firstStored: Int64 = 0
             try await Wait.until(timeout: 30, "round \(round): heart rate stored") {
                 // The file may not exist yet in the first round.
@@ -66,7 +66,7 @@ struct KillFaults {
                 return firstStored > 0
             }
             try await Task.sleep(for: .milliseconds(Int.random(in: runningMs)))  // a random moment, on purpose
-            let killedAt = Int64(Date().timeIntervalSince1970 * 1000)
+            let killedAt = Date().unixMs
             agent.kill9()
 
             let db = try SQLiteConnection(path: agent.storePath, readOnly: true)

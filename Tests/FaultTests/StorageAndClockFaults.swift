@@ -64,7 +64,7 @@ struct StorageAndClockFaults {
             (($0.json?["clock"] as? [String: Any])?["source"] as? String) == "gps"
         }
         let skew = ((clock.json?["clock"] as? [String: Any])?["skew_s"] as? Double) ?? 0
-        let gpsDay = LocalDay(containing: Date(timeIntervalSince1970: Double(stored.last?.0 ?? 0) / 1000), timeZone: TimeZone(identifier: "UTC")!)
+        let gpsDay = LocalDay(containing: Date(unixMs: stored.last?.0 ?? 0), timeZone: TimeZone(identifier: "UTC")!)
         let today = try await watcher.waitFor("health/today on the GPS day") {
             $0.topic.hasSuffix("/health/today") && $0.json?["date"] as? String == gpsDay.description
         }

@@ -68,7 +68,7 @@ extension FleetSuites {
 
             // Node 1 dies with archiver A's session and the devices connected to it.
             try await at(5)
-            let nodeKilledMs = Int64(Date().timeIntervalSince1970 * 1000)
+            let nodeKilledMs = Date().unixMs
             try await cluster.killNode(1)
             // PostgreSQL away for 30 s; archiver B, waiting for it with a message it has not
             // acknowledged, is SIGKILLed and started again.

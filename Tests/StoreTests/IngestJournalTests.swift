@@ -116,7 +116,7 @@ struct IngestJournalTests {
     func lateRowsForAnAggregatedDay() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("k.db"), dayTimeZone: TimeZone(identifier: "UTC")!, journalFoldAfter: .seconds(3600))
-        let day = LocalDay(containing: Date(timeIntervalSince1970: Double(Self.start) / 1000), timeZone: TimeZone(identifier: "UTC")!)
+        let day = LocalDay(containing: Date(unixMs: Self.start), timeZone: TimeZone(identifier: "UTC")!)
         try await store.saveDayAggregate(
             StoredDayAggregate(date: day.description, tz: "UTC", payload: "{}", final: true, updatedMs: 1),
             builtUpTo: try await store.rowCursor(), dayMs: day.boundsMs)

@@ -18,7 +18,7 @@ struct StoreFileTests {
         let directory = try TemporaryDirectory()
         let path = directory.file("k.db")
         let store = try Store(path: path)
-        let nowMs = Int64(Date().timeIntervalSince1970 * 1000)
+        let nowMs = Date().unixMs
         // Three days of rows, one a minute; two queued messages; a day aggregate.
         try await store.write(heartRates: (0..<(3 * 1440)).map { Self.heartRate(Int64($0) * 60, nowMs: nowMs) })
         let seqs = try await store.write(messages: ["a", "b"].map { topic in

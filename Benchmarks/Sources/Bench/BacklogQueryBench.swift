@@ -114,7 +114,7 @@ enum BacklogQueryBench {
         let after = DispatchTime.now()
         // KEEPALIVE_BENCH_QUERY_DAYS (1): the queries after the first go round that many days from the backlog's first.
         let spread = Int(ProcessInfo.processInfo.environment["KEEPALIVE_BENCH_QUERY_DAYS"] ?? "1") ?? 1
-        let yesterdayMs = (Int64(Date().timeIntervalSince1970 * 1000) / 86_400_000 - 1) * 86_400_000
+        let yesterdayMs = (Date().unixMs / 86_400_000 - 1) * 86_400_000
         while elapsed(since: after) < afterS {
             let round = queryTimes.count + 1
             let day = spread <= 1 ? backlog.day : String(BridgeBacklog.timestamp(yesterdayMs - Int64(round % spread) * 86_400_000).prefix(10))

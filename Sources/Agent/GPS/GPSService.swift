@@ -50,8 +50,8 @@ struct GPSService: Service, CustomStringConvertible {
                     continue
                 }
                 let stamped = ValidStampedFix(
-                    fix: fix, timeMs: Int64((stamp.time.timeIntervalSince1970 * 1000).rounded()),
-                    receivedMs: Int64((receivedAt.timeIntervalSince1970 * 1000).rounded()), source: stamp.source)
+                    fix: fix, timeMs: stamp.time.unixMs,
+                    receivedMs: receivedAt.unixMs, source: stamp.source)
                 if clockSource != stamp.source {
                     if clockSource != nil {
                         try? await writer.publish([
@@ -86,7 +86,7 @@ struct GPSService: Service, CustomStringConvertible {
                     ], at: clock.now())
                 ])
             case .idle(let now):
-                let cutoff = Int64(now.timeIntervalSince1970 * 1000) - decimator.intervalMs
+                let cutoff = now.unixMs - decimator.intervalMs
                 if let released = decimator.release(receivedBefore: cutoff) { await writer.add(fix: Self.stored(released)) }
             }
         }

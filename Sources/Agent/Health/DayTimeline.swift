@@ -85,7 +85,7 @@ struct DayTimeline {
         let formatter = Self.formatter(day.timeZone)
         return .array(buckets.map { bucket in
             .object([
-                ("from", .string(formatter.string(from: Date(timeIntervalSince1970: Double(bucket.startMs) / 1000)))),
+                ("from", .string(formatter.string(from: Date(unixMs: bucket.startMs)))),
                 ("steps", .number(bucket.steps)),
                 ("hr", bucket.heartRate.map { .object([("avg", .number(Double($0.sum) / Double($0.count), digits: 1)), ("min", .number($0.min)), ("max", .number($0.max))]) } ?? .null),
                 ("distance_m", bucket.fixes > 0 ? .number(bucket.distanceM, digits: 1) : .null),
@@ -103,7 +103,7 @@ struct DayTimeline {
         return buckets.map { bucket in
             let heartRate = bucket.heartRate.map { "\(String(format: "%.1f", Double($0.sum) / Double($0.count))),\($0.min),\($0.max)" } ?? ",,"
             let moving = bucket.fixes > 0 ? "\(String(format: "%.1f", bucket.distanceM)),\((bucket.movingMs + 500) / 1000)" : ","
-            return "\(formatter.string(from: Date(timeIntervalSince1970: Double(bucket.startMs) / 1000))),\(bucket.steps.map(String.init) ?? ""),\(heartRate),\(moving)\n"
+            return "\(formatter.string(from: Date(unixMs: bucket.startMs))),\(bucket.steps.map(String.init) ?? ""),\(heartRate),\(moving)\n"
         }.joined()
     }
 

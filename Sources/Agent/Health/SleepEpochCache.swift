@@ -40,7 +40,7 @@ final class SleepEpochCache {
             builder.add(HeartRateNotification(timeMs: sample.timeMs, rr1024: sample.rrIntervals, valid: sample.valid))
         }
         guard let first = segment.first else { return [] }
-        let firstBeat = Date(timeIntervalSince1970: Double(first.timeMs) / 1000)
+        let firstBeat = Date(unixMs: first.timeMs)
         guard let recording = try? builder.recording(utcOffsetSeconds: timeZone.secondsFromGMT(for: firstBeat), subject: subject).alignedToEpochGrid()
         else { return [] }
         let inputs = EpochFeatures.inputs(of: recording)

@@ -41,7 +41,7 @@ struct SleepNight: Sendable, Equatable {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = day.timeZone
         let evening = calendar.date(bySettingHour: eveningHour, minute: 0, second: 0, of: day.start) ?? day.start.addingTimeInterval(18 * 3600)
-        return Int64((evening.timeIntervalSince1970 * 1000).rounded())
+        return evening.unixMs
     }
 
     /// One sensor's notifications of the window, in time order, split where it went silent.
@@ -107,7 +107,7 @@ struct SleepNight: Sendable, Equatable {
     private static func noon(before endMs: Int64, _ timeZone: TimeZone) -> Double {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
-        let end = Date(timeIntervalSince1970: Double(endMs - 1) / 1000)
+        let end = Date(unixMs: endMs - 1)
         let noon = calendar.date(bySettingHour: noonHour, minute: 0, second: 0, of: end) ?? end
         return noon.timeIntervalSince1970
     }

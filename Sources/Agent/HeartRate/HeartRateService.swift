@@ -86,7 +86,7 @@ struct HeartRateService: Service, CustomStringConvertible {
                 if hasValid { backoff.reset() }
             case .idle:
                 if !accelerometers.isEmpty {
-                    let closed = accelerometers.flush(quietFor: Self.accelerometerQuiet, receivedMs: Self.ms(clock.now()))
+                    let closed = accelerometers.flush(quietFor: Self.accelerometerQuiet, receivedMs: clock.now().unixMs)
                     if !closed.isEmpty { _ = await store([], steps: closed) }
                 }
             }
@@ -116,14 +116,13 @@ struct HeartRateService: Service, CustomStringConvertible {
             }
         }
         if status != published { await board.update(heartRate: status) }
-        let open = accelerometers.flushAll(receivedMs: Self.ms(clock.now()))
+        let open = accelerometers.flushAll(receivedMs: clock.now().unixMs)
         if !open.isEmpty { _ = await writer.add(heartRates: [], steps: open, mayWait: false) }
     }
 
     /// A strap whose accelerometer sent nothing for this long has its open step windows stored.
     static let accelerometerQuiet = Duration.seconds(5)
 
-    static func ms(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
 
     /// The notifications among `messages`, stamped (counting stamps not believed), and the step
     /// records they make; malformed lines are counted and dropped. `status.state` follows the
@@ -133,7 +132,7 @@ struct HeartRateService: Service, CustomStringConvertible {
         accelerometers: inout AccelerometerStepWindows
     ) -> (heartRates: [StoredHeartRate], steps: [StoredStepRecord]) {
         let received = clock.now()
-        let receivedMs = Self.ms(received)
+        let receivedMs = received.unixMs
         let synchronised = clock.isSynchronised()
         var samples: [StoredHeartRate] = []
         var steps: [StoredStepRecord] = []
@@ -145,7 +144,7 @@ struct HeartRateService: Service, CustomStringConvertible {
                 counters.heartRateDropped.count(reason, detail: "\(rejection)")
             case .success(let message):
                 let stamp = Self.stamp(message.timestamp, received: received, synchronised: synchronised)
-                var timeMs = Self.ms(stamp.time)
+                var timeMs = stamp.time.unixMs
                 if let reason = stamp.receiveTimeBecause {
                     counters.heartRateReceiveTimeUsed.count(reason)
                     timeMs = receiveTimes.next(for: message.sensor, atLeast: timeMs)
@@ -207,14 +206,14 @@ struct HeartRateService: Service, CustomStringConvertible {
     static func stored(_ message: BridgeMessage, received: Date, synchronised: Bool) -> StoredHeartRate? {
         guard let measurement = message.heartRate else { return nil }
         let time = stamp(message.timestamp, received: received, synchronised: synchronised).time
-        return stored(message.sensor, measurement, raw: message.raw, timeMs: ms(time), received: received)
+        return stored(message.sensor, measurement, raw: message.raw, timeMs: time.unixMs, received: received)
     }
 
     static func stored(
         _ sensor: String, _ measurement: HeartRateMeasurement, raw: [UInt8], timeMs: Int64, received: Date
     ) -> StoredHeartRate {
         StoredHeartRate(
-            sensor: sensor, timeMs: timeMs, receivedMs: ms(received), bpm: measurement.bpm,
+            sensor: sensor, timeMs: timeMs, receivedMs: received.unixMs, bpm: measurement.bpm,
             contact: measurement.contact.rawValue, energyKJ: measurement.energyKJ, valid: measurement.isValid,
             raw: raw, rrIntervals: measurement.rrIntervals)
     }

@@ -102,7 +102,7 @@ actor HealthPublisher: Service, CustomStringConvertible {
         if let latest = try await store.latestFinalAggregateDay(), let parsed = LocalDay(latest, timeZone: settings.timeZone) {
             day = parsed.next
         } else if let oldestMs = try await store.oldestRawTimeMs() {
-            day = LocalDay(containing: Date(timeIntervalSince1970: Double(oldestMs) / 1000), timeZone: settings.timeZone)
+            day = LocalDay(containing: Date(unixMs: oldestMs), timeZone: settings.timeZone)
         } else {
             return
         }
@@ -113,7 +113,7 @@ actor HealthPublisher: Service, CustomStringConvertible {
             let bounds = day.boundsMs
             if try await store.hasRawData(fromMs: bounds.start, toMs: bounds.end) {
                 let aggregate = try await DayAggregate.rebuild(day, settings: settings, store: store, upTo: cursor)
-                if try await publishDaily(aggregate, nowMs: Self.ms(now)) { published += 1 }
+                if try await publishDaily(aggregate, nowMs: now.unixMs) { published += 1 }
             }
             day = day.next
         }
@@ -130,7 +130,7 @@ actor HealthPublisher: Service, CustomStringConvertible {
             lastFoldForToday = .now
         }
         try await readNewRows()
-        let nowMs = Self.ms(now)
+        let nowMs = now.unixMs
         let today = LocalDay(containing: now, timeZone: settings.timeZone)
         if openDays[today] == nil { try await open(today) }
 
@@ -169,7 +169,7 @@ actor HealthPublisher: Service, CustomStringConvertible {
     }
 
     private func fold(timeMs: Int64, _ add: (inout DayAggregate) -> Bool) {
-        let day = LocalDay(containing: Date(timeIntervalSince1970: Double(timeMs) / 1000), timeZone: settings.timeZone)
+        let day = LocalDay(containing: Date(unixMs: timeMs), timeZone: settings.timeZone)
         // An evening's rows are in the next day's night too (`SleepNight.window`).
         if openDays[day.next] == nil, timeMs >= SleepNight.window(of: day.next).start { staleDays.insert(day.next) }
         if var aggregate = openDays[day] {
@@ -264,18 +264,17 @@ actor HealthPublisher: Service, CustomStringConvertible {
 
     /// A workout of a finished day was saved or changed: its daily aggregate is published again.
     func workoutsChanged(startingAt timeMs: Int64) {
-        let day = LocalDay(containing: Date(timeIntervalSince1970: Double(timeMs) / 1000), timeZone: settings.timeZone)
+        let day = LocalDay(containing: Date(unixMs: timeMs), timeZone: settings.timeZone)
         if openDays[day] == nil { staleDays.insert(day) }
     }
 
     // MARK: - Time
 
     private func isPastGrace(_ day: LocalDay, now: Date) -> Bool {
-        Self.ms(now) >= day.boundsMs.end + dailyGraceMs
+        now.unixMs >= day.boundsMs.end + dailyGraceMs
     }
 
 
-    private static func ms(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
 
     private static func day(_ day: LocalDay, minus days: Int) -> LocalDay {
         LocalDay(containing: day.start.addingTimeInterval(-Double(days) * 86_400 + 43_200), timeZone: day.timeZone)

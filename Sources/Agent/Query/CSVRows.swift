@@ -27,5 +27,5 @@ enum CSVRows {
         return text
     }
 
-    private static func time(_ ms: Int64) -> String { ISO8601.format(Date(timeIntervalSince1970: Double(ms) / 1000)) }
+    private static func time(_ ms: Int64) -> String { ISO8601.format(Date(unixMs: ms)) }
 }

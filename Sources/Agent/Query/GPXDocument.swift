@@ -22,7 +22,7 @@ enum GPXDocument {
             let fix = point.fix
             text += "<trkpt lat=\"\(coordinate(fix.lat))\" lon=\"\(coordinate(fix.lon))\">"
             if let altitude = fix.altMSL ?? fix.altHAE { text += "<ele>\(String(format: "%.1f", altitude))</ele>" }
-            text += "<time>\(ISO8601.format(Date(timeIntervalSince1970: Double(fix.timeMs) / 1000)))</time>"
+            text += "<time>\(ISO8601.format(Date(unixMs: fix.timeMs)))</time>"
             if let heartRate = point.heartRate {
                 text += "<extensions><gpxtpx:TrackPointExtension><gpxtpx:hr>\(heartRate)</gpxtpx:hr></gpxtpx:TrackPointExtension></extensions>"
             }

@@ -25,7 +25,7 @@ enum GeoJSONDocument {
             ("date", .string(report.day.description)), ("tz", .string(report.zoneName)), ("has_data", .bool(report.hasData)),
         ]
         if report.health != .null { properties.append(("health", report.health)) }
-        properties.append(("coordTimes", .array(points.map { .string(ISO8601.format(Date(timeIntervalSince1970: Double($0.fix.timeMs) / 1000))) })))
+        properties.append(("coordTimes", .array(points.map { .string(ISO8601.format(Date(unixMs: $0.fix.timeMs))) })))
         properties.append(("heart_rates", .array(points.map { .number($0.heartRate) })))
         return .object([("type", "Feature"), ("geometry", geometry), ("properties", .object(properties))])
     }

@@ -118,7 +118,7 @@ public enum ISO8601 {
     /// `2026-11-21T08:00:01.000Z`. By hand with gmtime_r: a formatter per call is slow for the
     /// hundred thousand timestamps of an export, and formatters are not safe to share.
     public static func format(_ date: Date) -> String {
-        let totalMs = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        let totalMs = date.unixMs
         var seconds = time_t(totalMs >= 0 ? totalMs / 1000 : (totalMs - 999) / 1000)
         let ms = Int(totalMs - Int64(seconds) * 1000)
         var parts = tm()

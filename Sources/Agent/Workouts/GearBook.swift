@@ -133,7 +133,7 @@ actor GearBook {
         [
             ("id", .string(gear.id)), ("name", .string(gear.name)), ("total_km", .number(gear.totalKm, digits: 3)),
             ("start_km", .number(gear.startKm, digits: 3)), ("runs", .number(gear.runs)),
-            ("last_used", gear.lastUsedMs.map { .timestamp(Date(timeIntervalSince1970: Double($0) / 1000)) } ?? .null),
+            ("last_used", gear.lastUsedMs.map { .timestamp(Date(unixMs: $0)) } ?? .null),
             ("limit_km", .number(gear.limitKm, digits: 3)), ("selected", .bool(gear.selected)), ("retired", .bool(gear.retired)),
         ]
     }

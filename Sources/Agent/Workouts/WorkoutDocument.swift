@@ -63,5 +63,5 @@ struct WorkoutDocument: Sendable {
             distanceM: summary.distanceM, record: storedText, updatedMs: nowMs)
     }
 
-    private static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: Double(ms) / 1000) }
+    private static func date(_ ms: Int64) -> Date { Date(unixMs: ms) }
 }

@@ -21,7 +21,7 @@ extension WorkoutService {
     func startManual(sport: String?) async throws -> StoredWorkout {
         if let manual { throw ManualError.alreadyRunning(id: manual.id) }
         guard let now = clock.trustedNow() else { throw ManualError.noTrustedTime }
-        let startMs = Self.ms(now)
+        let startMs = now.unixMs
         let id = WorkoutDocument.id(deviceID: deviceID, startMs: startMs)
         let summary = WorkoutSummary.compute(
             startMs: startMs, endMs: startMs, fixes: [], heartRates: [], steps: [], settings: settings, zones: aggregate.zones,
@@ -44,7 +44,7 @@ extension WorkoutService {
     func stopManual(sport: String?) async throws -> StoredWorkout {
         guard let open = manual else { throw ManualError.notRunning }
         guard let now = clock.trustedNow() else { throw ManualError.noTrustedTime }
-        let endMs = max(Self.ms(now), open.startMs)
+        let endMs = max(now.unixMs, open.startMs)
         let summary = try await measure(fromMs: open.startMs, toMs: endMs)
         let document = WorkoutDocument(
             id: open.id, sport: sport ?? open.sport, source: "manual", summary: summary, timeZone: aggregate.timeZone)

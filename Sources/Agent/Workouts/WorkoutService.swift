@@ -80,14 +80,14 @@ actor WorkoutService: Service, CustomStringConvertible {
         }
         guard let startTime = now else { return }
         do {
-            try await start(nowMs: Self.ms(startTime))
+            try await start(nowMs: startTime.unixMs)
         } catch {
             logger.error("cannot read the store to look for workouts", metadata: ["error": "\(error)"])
         }
         while await sleepUnlessShuttingDown(for: pollInterval) {
             guard let now = clock.trustedNow() else { continue }
             do {
-                try await tick(nowMs: Self.ms(now))
+                try await tick(nowMs: now.unixMs)
             } catch {
                 logger.warning("workouts not updated", metadata: ["error": "\(error)"])
             }
@@ -265,5 +265,4 @@ actor WorkoutService: Service, CustomStringConvertible {
         return manualSpans.contains { session.startMs <= $0.upperBound && session.lastActiveMs >= $0.lowerBound }
     }
 
-    static func ms(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
 }

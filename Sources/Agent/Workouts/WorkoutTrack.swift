@@ -30,7 +30,7 @@ enum WorkoutExportText {
     /// `2026-11-21T08:00:00Z`, or `…:00.250Z` when the sample has milliseconds: a fraction of
     /// `.000` on every point of a 1 Hz track is noise some viewers show.
     static func time(_ ms: Int64) -> String {
-        let text = ISO8601.format(Date(timeIntervalSince1970: Double(ms) / 1000))
+        let text = ISO8601.format(Date(unixMs: ms))
         return ms % 1000 == 0 ? text.replacingOccurrences(of: ".000Z", with: "Z") : text
     }
 
