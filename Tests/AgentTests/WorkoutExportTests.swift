@@ -157,9 +157,9 @@ struct WorkoutExportTests {
         #expect(abs(laps.map(\.distanceM).reduce(0, +) - summary.distanceM) < 1e-6)
         for lap in laps where lap.byDistance { #expect(lap.points.allSatisfy { $0.timeMs >= lap.startMs && $0.timeMs < lap.endMs }) }
         #expect(laps.last?.points.allSatisfy { $0.timeMs >= summary.splitEndsMs[2] } == true)
-        #expect(WorkoutExportText.time(1_795_248_000_000) == "2026-11-21T08:00:00Z")
-        #expect(WorkoutExportText.time(1_795_248_000_250) == "2026-11-21T08:00:00.250Z")
-        #expect(WorkoutExportText.footCadence(170, sport: "run") == 85 && WorkoutExportText.footCadence(170, sport: "cycle") == nil)
+        #expect(ExportText.time(1_795_248_000_000) == "2026-11-21T08:00:00Z")
+        #expect(ExportText.time(1_795_248_000_250) == "2026-11-21T08:00:00.250Z")
+        #expect(ExportText.footCadence(170, sport: "run") == 85 && ExportText.footCadence(170, sport: "cycle") == nil)
     }
 }
 

@@ -51,7 +51,7 @@ struct ExportCommand: ParsableCommand {
 
         let progress = ProgressLine(enabled: days.count > 1)
         switch format {
-        case .gpx: sink.write(GPXDocument.header(creator: engine.creator, name: "\(first) – \(last)"))
+        case .gpx: sink.write(GPXWriter.header(creator: engine.creator, name: "\(first) – \(last)"))
         case .tcx: break
         case .geojson: sink.write(#"{"type":"FeatureCollection","features":["#)
         case .csv: sink.write(CSVRows.header)
@@ -73,14 +73,14 @@ struct ExportCommand: ParsableCommand {
             }
             points += report.track?.count ?? 0
             switch format {
-            case .gpx: sink.write(GPXDocument.track(report))
+            case .gpx: sink.write(report.gpxTrack)
             case .geojson: sink.write((index > 0 ? "," : "") + GeoJSONDocument.feature(report).text)
             case .csv: sink.write(try CSVRows.day(report, engine: engine))
             case .timelineCSV, .tcx: break
             }
         }
         switch format {
-        case .gpx: sink.write(GPXDocument.footer)
+        case .gpx: sink.write(GPXWriter.footer)
         case .geojson: sink.write("]}\n")
         case .csv, .timelineCSV, .tcx: break
         }

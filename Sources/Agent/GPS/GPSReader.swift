@@ -9,9 +9,7 @@ import Supervision
 /// unreachable: retried forever with the same kind of backoff. A reopened session counts as
 /// healthy only once a valid fix arrives.
 final class GPSReader: @unchecked Sendable {
-    enum State: String, Sendable {
-        case fixed, acquiring, reacquiring, disconnected
-    }
+    typealias State = GPSState
 
     enum Event: Sendable {
         case state(State)

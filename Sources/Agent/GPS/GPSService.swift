@@ -40,7 +40,7 @@ struct GPSService: Service, CustomStringConvertible {
             heartbeats.beat("gps")
             switch event {
             case .state(let state):
-                status.state = state.rawValue
+                status.state = state
                 if state != .fixed, let held = decimator.flush() { await writer.add(fix: Self.stored(held)) }
                 await board.update(gps: status)
             case .fix(let fix, let receivedAt):

@@ -69,10 +69,10 @@ struct HeartRateService: Service, CustomStringConvertible {
             heartbeats.beat("hr")
             switch event {
             case .ready:
-                if status.state == "disconnected" { status.state = "stalled" }
+                if status.state == .disconnected { status.state = .stalled }
             case .failed(let reason):
                 logger.warning("heart-rate input failed", metadata: ["reason": "\(reason)"])
-                status.state = "disconnected"
+                status.state = .disconnected
             case .messages(let messages):
                 let rows = stamp(messages, status: &status, receiveTimes: &receiveTimes, accelerometers: &accelerometers)
                 guard !rows.heartRates.isEmpty || !rows.steps.isEmpty else { break }
@@ -93,7 +93,7 @@ struct HeartRateService: Service, CustomStringConvertible {
             if ContinuousClock.now >= nextStallCheck {
                 let silent = ContinuousClock.now - lastValid
                 status.reacquisitions += 1
-                status.state = "stalled"
+                status.state = .stalled
                 await board.update(heartRate: status)
                 (published, lastPublished) = (status, .now)
                 let delay = backoff.nextDelay()
@@ -154,10 +154,10 @@ struct HeartRateService: Service, CustomStringConvertible {
                     let sample = Self.stored(message.sensor, measurement, raw: message.raw, timeMs: timeMs, received: received)
                     samples.append(sample)
                     if sample.valid {
-                        status.state = "streaming"
+                        status.state = .streaming
                         status.lastValidBPM = sample.bpm
                     } else if measurement.contact == .notDetected {
-                        status.state = "no_contact"
+                        status.state = .noContact
                     }
                 case .runningSpeedCadence:
                     steps.append(StoredStepRecord(sensor: message.sensor, timeMs: timeMs, receivedMs: receivedMs, rsc: message.raw))

@@ -80,11 +80,11 @@ struct StatusReporter: Service, CustomStringConvertible {
             ("version", .string(KeepAliveVersion.string)),
             ("since", .timestamp(since)),
             ("gps", .object([
-                ("state", .string(gps.state)), ("last_fix_age_s", age(gps.lastFixMs, from: kernelMs)), ("reacquisitions", .number(gps.reacquisitions)),
+                ("state", .string(gps.state.rawValue)), ("last_fix_age_s", age(gps.lastFixMs, from: kernelMs)), ("reacquisitions", .number(gps.reacquisitions)),
                 ("dropped", counts(counters.gpsDropped)),
             ])),
             ("hr", .object([
-                ("state", .string(heartRate.state)), ("last_sample_age_s", age(heartRate.lastSampleMs, from: kernelMs)),
+                ("state", .string(heartRate.state.rawValue)), ("last_sample_age_s", age(heartRate.lastSampleMs, from: kernelMs)),
                 ("reacquisitions", .number(heartRate.reacquisitions)), ("bpm", .number(heartRate.lastValidBPM)),
                 ("dropped", counts(counters.heartRateDropped)),
                 ("receive_time_used", counts(counters.heartRateReceiveTimeUsed)),

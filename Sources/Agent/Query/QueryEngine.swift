@@ -64,9 +64,7 @@ final class QueryEngine {
             case .geojson:
                 reply = QueryReply(body: GeoJSONDocument.collection([report]).bytes, contentType: QueryReply.geoJSON, status: 200)
             case .gpx:
-                var document = GPXDocument.header(creator: creator, name: "\(day)")
-                document += GPXDocument.track(report)
-                document += GPXDocument.footer
+                let document = GPXWriter.header(creator: creator, name: "\(day)") + report.gpxTrack + GPXWriter.footer
                 reply = QueryReply(body: Array(document.utf8), contentType: QueryReply.gpx, status: 200)
             }
             guard reply.body.count <= maxReplyBytes else {

@@ -1,13 +1,13 @@
 /// The latest state of each sensor, as the sources report it; read by status and the watchdog.
 actor SensorBoard {
     struct GPS: Sendable, Equatable {
-        var state = "disconnected"
+        var state = GPSState.disconnected
         var lastFixMs: Int64?
         var reacquisitions = 0
     }
 
     struct HeartRate: Sendable, Equatable {
-        var state = "disconnected"
+        var state = HeartRateState.disconnected
         var lastSampleMs: Int64?
         var reacquisitions = 0
         /// The bpm of the last valid sample (`status.hr.bpm`).

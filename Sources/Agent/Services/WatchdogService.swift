@@ -38,8 +38,8 @@ struct WatchdogService: Service, CustomStringConvertible {
     }
 
     private func statusLine() async -> String {
-        let gps = await board.gps.state
-        let hr = await board.heartRate.state
+        let gps = await board.gps.state.rawValue
+        let hr = await board.heartRate.state.rawValue
         let storage = await board.storageError == nil ? "store ok" : "store failing"
         return "gps \(gps), hr \(hr), \(storage)"
     }

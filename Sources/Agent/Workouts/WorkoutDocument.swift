@@ -7,7 +7,7 @@ import Store
 struct WorkoutDocument: Sendable {
     var id: String
     var sport: String
-    var source: String
+    var source: WorkoutSource
     var summary: WorkoutSummary
     var timeZone: TimeZone
 
@@ -51,7 +51,7 @@ struct WorkoutDocument: Sendable {
             ("ascent_m", .number(summary.ascentM, digits: 1)),
             ("hr", hr),
             ("trimp", .number(summary.trimp, digits: 1)),
-        ] + summary.stepFields + [("source", .string(source))]
+        ] + summary.stepFields + [("source", .string(source.rawValue))]
     }
 
     /// What the store keeps (compared on the next save: equal means unchanged).
@@ -59,7 +59,7 @@ struct WorkoutDocument: Sendable {
 
     func stored(finished: Bool, nowMs: Int64) -> StoredWorkout {
         StoredWorkout(
-            id: id, startMs: summary.startMs, endMs: finished ? summary.endMs : nil, sport: sport, source: source, finished: finished,
+            id: id, startMs: summary.startMs, endMs: finished ? summary.endMs : nil, sport: sport, source: source.rawValue, finished: finished,
             distanceM: summary.distanceM, record: storedText, updatedMs: nowMs)
     }
 

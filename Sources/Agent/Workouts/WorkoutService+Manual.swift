@@ -26,7 +26,7 @@ extension WorkoutService {
         let summary = WorkoutSummary.compute(
             startMs: startMs, endMs: startMs, fixes: [], heartRates: [], steps: [], settings: settings, zones: aggregate.zones,
             stepSettings: aggregate.steps)
-        let open = WorkoutDocument(id: id, sport: sport ?? "run", source: "manual", summary: summary, timeZone: aggregate.timeZone)
+        let open = WorkoutDocument(id: id, sport: sport ?? "run", source: .manual, summary: summary, timeZone: aggregate.timeZone)
             .stored(finished: false, nowMs: startMs)
         try await writer.publish([workoutEvent("started", open)])
         try await store.saveWorkout(open)
@@ -47,7 +47,7 @@ extension WorkoutService {
         let endMs = max(now.unixMs, open.startMs)
         let summary = try await measure(fromMs: open.startMs, toMs: endMs)
         let document = WorkoutDocument(
-            id: open.id, sport: sport ?? open.sport, source: "manual", summary: summary, timeZone: aggregate.timeZone)
+            id: open.id, sport: sport ?? open.sport, source: .manual, summary: summary, timeZone: aggregate.timeZone)
         try await save(document, nowMs: endMs)
         manual = nil
         manualSpans.append(open.startMs...endMs)

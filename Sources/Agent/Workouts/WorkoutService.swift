@@ -99,12 +99,12 @@ actor WorkoutService: Service, CustomStringConvertible {
     func start(nowMs: Int64) async throws {
         cursor = try await store.rowCursor()
         for open in try await store.openWorkouts() {
-            if open.source == "manual" { manual = open } else { announced[open.id] = open }
+            if open.source == WorkoutSource.manual.rawValue { manual = open } else { announced[open.id] = open }
         }
         var fromMs = nowMs - Self.startLookbackMs
         if let last = try await store.latestFinishedWorkout(), let end = last.endMs { fromMs = max(fromMs, end + 1) }
         if let earliest = announced.values.map(\.startMs).min() { fromMs = min(fromMs, earliest) }
-        for done in try await store.workouts(fromMs: fromMs - 86_400_000, toMs: .max) where done.source == "manual" {
+        for done in try await store.workouts(fromMs: fromMs - 86_400_000, toMs: .max) where done.source == WorkoutSource.manual.rawValue {
             manualSpans.append(done.startMs...(done.endMs ?? done.startMs))
         }
         // A copy across the awaits: the window is not to be seen half-loaded.
@@ -171,7 +171,7 @@ actor WorkoutService: Service, CustomStringConvertible {
         let summary = try await measure(fromMs: session.startMs, toMs: session.lastActiveMs)
         guard summary.rejection(settings: settings) == nil else { return }
         let document = WorkoutDocument(
-            id: id, sport: summary.sport(settings: settings), source: "auto", summary: summary, timeZone: aggregate.timeZone)
+            id: id, sport: summary.sport(settings: settings), source: .auto, summary: summary, timeZone: aggregate.timeZone)
         let open = document.stored(finished: false, nowMs: nowMs)
         try await writer.publish([workoutEvent("started", open)])
         try await store.saveWorkout(open)
@@ -197,7 +197,7 @@ actor WorkoutService: Service, CustomStringConvertible {
             return
         }
         let document = WorkoutDocument(
-            id: id, sport: summary.sport(settings: settings), source: "auto", summary: summary, timeZone: aggregate.timeZone)
+            id: id, sport: summary.sport(settings: settings), source: .auto, summary: summary, timeZone: aggregate.timeZone)
         try await save(document, nowMs: nowMs)
         announced[id] = nil
     }

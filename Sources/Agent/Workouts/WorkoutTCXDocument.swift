@@ -15,7 +15,7 @@ enum WorkoutTCXDocument {
             http://www.garmin.com/xmlschemas/TrainingCenterDatabasev2.xsd">
             <Activities>
             <Activity Sport="\(sport(summary.sport))">
-            <Id>\(WorkoutExportText.time(summary.startMs))</Id>
+            <Id>\(ExportText.time(summary.startMs))</Id>
 
             """
         text.reserveCapacity(text.utf8.count + points.count * 330)
@@ -23,7 +23,7 @@ enum WorkoutTCXDocument {
         // Activity_t: Id, Lap+, Notes?, Training?, Creator?, Extensions?. The creator is abstract
         // in the schema; Device_t is the form whose Name Garmin Connect and Strava show, and its
         // numbers are required, so zeros stand for "not a Garmin product".
-        let name = WorkoutExportText.escape(creator).split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        let name = ExportText.escape(creator).split(whereSeparator: \.isWhitespace).joined(separator: " ")
         if !name.isEmpty {
             text += "<Creator xsi:type=\"Device_t\"><Name>\(name)</Name><UnitId>0</UnitId><ProductID>0</ProductID>"
             text += "<Version><VersionMajor>0</VersionMajor><VersionMinor>0</VersionMinor></Version></Creator>\n"
@@ -43,12 +43,12 @@ enum WorkoutTCXDocument {
     private static func lap(_ lap: Lap, sport: String) -> String {
         // ActivityLap_t: TotalTimeSeconds, DistanceMeters, MaximumSpeed?, Calories,
         // AverageHeartRateBpm?, MaximumHeartRateBpm?, Intensity, Cadence?, TriggerMethod, Track*.
-        var text = "<Lap StartTime=\"\(WorkoutExportText.time(lap.startMs))\">"
-        text += "<TotalTimeSeconds>\(WorkoutExportText.fixed(Double(lap.endMs - lap.startMs) / 1000, 3))</TotalTimeSeconds>"
-        text += "<DistanceMeters>\(WorkoutExportText.fixed(lap.distanceM, 2))</DistanceMeters>"
+        var text = "<Lap StartTime=\"\(ExportText.time(lap.startMs))\">"
+        text += "<TotalTimeSeconds>\(ExportText.fixed(Double(lap.endMs - lap.startMs) / 1000, 3))</TotalTimeSeconds>"
+        text += "<DistanceMeters>\(ExportText.fixed(lap.distanceM, 2))</DistanceMeters>"
         // Required by the schema; the agent has no energy model, and 0 lets the consumer estimate.
         text += "<Calories>0</Calories>"
-        let heartRates = lap.points.compactMap { WorkoutExportText.heartRate($0.heartRate) }
+        let heartRates = lap.points.compactMap { ExportText.heartRate($0.heartRate) }
         if let maximum = heartRates.max() {
             let average = Int((Double(heartRates.reduce(0, +)) / Double(heartRates.count)).rounded())
             text += "<AverageHeartRateBpm><Value>\(average)</Value></AverageHeartRateBpm>"
@@ -66,22 +66,22 @@ enum WorkoutTCXDocument {
         // Trackpoint_t: Time, Position?, AltitudeMeters?, DistanceMeters?, HeartRateBpm?,
         // Cadence?, SensorState?, Extensions?. A point without a usable position still carries
         // its time and heart rate, which the schema allows.
-        var text = "<Trackpoint><Time>\(WorkoutExportText.time(point.timeMs))</Time>"
-        if let position = WorkoutExportText.position(point) {
+        var text = "<Trackpoint><Time>\(ExportText.time(point.timeMs))</Time>"
+        if let position = ExportText.position(lat: point.lat, lon: point.lon) {
             text += "<Position><LatitudeDegrees>\(position.lat)</LatitudeDegrees><LongitudeDegrees>\(position.lon)</LongitudeDegrees></Position>"
         }
-        if let altitude = WorkoutExportText.finite(point.altitudeM) {
-            text += "<AltitudeMeters>\(WorkoutExportText.fixed(altitude, 1))</AltitudeMeters>"
+        if let altitude = ExportText.finite(point.altitudeM) {
+            text += "<AltitudeMeters>\(ExportText.fixed(altitude, 1))</AltitudeMeters>"
         }
-        if let distance = WorkoutExportText.finite(point.distanceM), distance >= 0 {
-            text += "<DistanceMeters>\(WorkoutExportText.fixed(distance, 2))</DistanceMeters>"
+        if let distance = ExportText.finite(point.distanceM), distance >= 0 {
+            text += "<DistanceMeters>\(ExportText.fixed(distance, 2))</DistanceMeters>"
         }
-        if let heartRate = WorkoutExportText.heartRate(point.heartRate) {
+        if let heartRate = ExportText.heartRate(point.heartRate) {
             text += "<HeartRateBpm><Value>\(heartRate)</Value></HeartRateBpm>"
         }
         // The plain Cadence element is a bike's crank rate to Garmin Connect; feet go in the
         // ActivityExtension's RunCadence, as Garmin's own running files carry it.
-        if let cadence = WorkoutExportText.footCadence(point.cadence, sport: sport) {
+        if let cadence = ExportText.footCadence(point.cadence, sport: sport) {
             text += "<Extensions><ns3:TPX><ns3:RunCadence>\(cadence)</ns3:RunCadence></ns3:TPX></Extensions>"
         }
         return text + "</Trackpoint>\n"
