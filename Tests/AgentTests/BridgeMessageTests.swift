@@ -103,9 +103,11 @@ struct ReferenceBridgeTests {
         #expect(plain["bpm"] as? Int == message.heartRate?.bpm)
     }
 
-    @Test("char picks the characteristic: 2a53 an RSC measurement, pmd_acc accelerometer samples; a bad payload or an unknown char is rejected with the reason")
-    func characteristics() throws {
-        func parse(_ line: String) -> Result<BridgeMessage, BridgeMessage.Rejection> { BridgeMessage.parse(Array(line.utf8)) }
+    static func parse(_ line: String) -> Result<BridgeMessage, BridgeMessage.Rejection> { BridgeMessage.parse(Array(line.utf8)) }
+
+    @Test("char 2a53, in either case, is an RSC measurement")
+    func rscCharacteristic() throws {
+        func parse(_ line: String) -> Result<BridgeMessage, BridgeMessage.Rejection> { Self.parse(line) }
         let rsc = try parse(#"{"ts":"2026-11-21T08:00:01.000Z","seq":2,"sensor":"footpod","char":"2a53","raw":"070003aa6a0057300000"}"#).get()
         guard case .runningSpeedCadence(let measurement) = rsc.reading else {
             Issue.record("not an RSC reading: \(rsc.reading)")
@@ -114,17 +116,35 @@ struct ReferenceBridgeTests {
         #expect(measurement.cadence == 170 && measurement.isRunning && rsc.heartRate == nil && rsc.raw.count == 10)
         let upper = try parse(#"{"sensor":"footpod","char":"2A53","raw":"000003aa"}"#).get()
         #expect(upper.heartRate == nil)
+    }
+
+    @Test("char pmd_acc is a batch of accelerometer samples")
+    func accelerometerCharacteristic() throws {
+        func parse(_ line: String) -> Result<BridgeMessage, BridgeMessage.Rejection> { Self.parse(line) }
         let acc = try parse(#"{"ts":"2026-11-21T08:00:00.000Z","sensor":"h10","char":"pmd_acc","rate_hz":50,"samples":[[944,350,17],[937,340,-10]]}"#).get()
         guard case .acceleration(let batch) = acc.reading else {
             Issue.record("not an accelerometer reading: \(acc.reading)")
             return
         }
         #expect(batch.rateHz == 50 && batch.samples.count == 2 && acc.raw.isEmpty)
-        #expect(try parse(#"{"sensor":"h10","char":"2a37","raw":"063c"}"#).get().heartRate?.bpm == 60)
+    }
 
+    @Test("char 2a37 is a heart-rate measurement")
+    func heartRateCharacteristic() throws {
+        #expect(try Self.parse(#"{"sensor":"h10","char":"2a37","raw":"063c"}"#).get().heartRate?.bpm == 60)
+    }
+
+    @Test("a bad RSC or accelerometer payload is rejected with the reason")
+    func badPayloads() {
+        func parse(_ line: String) -> Result<BridgeMessage, BridgeMessage.Rejection> { Self.parse(line) }
         #expect(throws: BridgeMessage.Rejection.badRSC(.truncated("instantaneous cadence"))) { try parse(#"{"sensor":"p","char":"2a53","raw":"000000"}"#).get() }
         #expect(throws: BridgeMessage.Rejection.missing("raw")) { try parse(#"{"sensor":"p","char":"2a53"}"#).get() }
         #expect(throws: BridgeMessage.Rejection.badAcceleration(.missing("rate_hz"))) { try parse(#"{"sensor":"h","char":"pmd_acc","samples":[[1,2,3]]}"#).get() }
+    }
+
+    @Test("an unknown or mistyped char is rejected with the reason")
+    func unknownCharacteristic() {
+        func parse(_ line: String) -> Result<BridgeMessage, BridgeMessage.Rejection> { Self.parse(line) }
         #expect(throws: BridgeMessage.Rejection.unknownCharacteristic("2a5b")) { try parse(#"{"sensor":"h","char":"2a5b","raw":"00"}"#).get() }
         #expect(throws: BridgeMessage.Rejection.badField("char")) { try parse(#"{"sensor":"h","char":7,"raw":"063c"}"#).get() }
     }

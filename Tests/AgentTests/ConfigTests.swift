@@ -190,10 +190,14 @@ struct ConfigTests {
         #expect(try error(text).key == key)
     }
 
-    @Test("[person]: unknown by default; a birth year and sex reach the sleep classifier as age (as of the night's year) and gender")
-    func person() throws {
+    @Test("[person]: unknown by default")
+    func personUnknownByDefault() throws {
         let unset = try parse("").person.subject(inYear: 2026)
         #expect(unset.age == nil && unset.gender == nil)
+    }
+
+    @Test("[person]: a birth year and sex reach the sleep classifier as age (as of the night's year) and gender")
+    func person() throws {
         let set = try parse("[person]\nbirth_year = 1980\nsex = \"female\"\n")
         let subject = set.person.subject(inYear: 2026)
         #expect(subject.age == 46 && subject.gender?.rawValue == 0, "sleepecg codes female as 0")
