@@ -86,7 +86,7 @@ struct CadenceStepAccumulatorTests {
         #expect(same, "the same time again is in order")
     }
 
-    @Test("an interval across a bucket boundary is split by time, and the buckets add up")
+    @Test("an interval across a bucket boundary is split by time: steps, distance, covered time and cadence on each side")
     func bucketSplit() throws {
         var accumulator = CadenceStepAccumulator(dropoutMs: 10_000)
         let boundary = Self.t0 + 900_000
