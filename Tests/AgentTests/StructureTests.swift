@@ -36,6 +36,19 @@ struct StructureTests {
         #expect(missing.isEmpty, "docs/design.md cites files that do not exist; rename them there or restore them:\n\(missing.map(\.description).joined(separator: "\n"))")
     }
 
+    @Test("a cited file that does not exist is named with its line; one that exists is not")
+    func designCitationsMissing() throws {
+        let document = """
+            `Store/Store.swift`, `GPS/GPSReader.swift` and `RecordColumns.swift` exist,
+            `Sources/Nowhere.swift`, `GPS/Gone.swift` and `Vanished.swift` do not;
+            nor does [a page](nowhere.md), but [this one](design.md#one-clock) does.
+            """
+        let missing = try DesignCitations(root: Tools.packageRoot, document: document).missing()
+        #expect(missing.map(\.description) == [
+            "line 2: Sources/Nowhere.swift", "line 2: GPS/Gone.swift", "line 2: Vanished.swift", "line 3: docs/nowhere.md",
+        ])
+    }
+
     @Test("no source file over 400 lines")
     func fileSizes() throws {
         var long: [String] = []
