@@ -36,7 +36,7 @@ struct StructureTests {
         #expect(missing.isEmpty, "docs/design.md cites files that do not exist; rename them there or restore them:\n\(missing.map(\.description).joined(separator: "\n"))")
     }
 
-    @Test("a cited file that does not exist is named with its line; one that exists is not")
+    @Test("only the cited files that do not exist are named, each with its line")
     func designCitationsMissing() throws {
         let document = """
             `Store/Store.swift`, `GPS/GPSReader.swift` and `RecordColumns.swift` exist,
