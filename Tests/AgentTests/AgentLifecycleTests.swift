@@ -7,28 +7,6 @@ import TestKit
 /// The real agent binary against a real broker: online, offline, will.
 @Suite("Agent lifecycle")
 struct AgentLifecycleTests {
-    @Test("status: online on connect with a seq; a clean stop publishes offline and exits 0")
-    func onlineThenCleanOffline() async throws {
-        let broker = try MosquittoBroker()
-        let watcher = try await MQTTSubscriber(port: broker.port, filter: "keepalive/#")
-        let agent = try AgentProcess(brokerPort: broker.port)
-        let online = try await watcher.waitFor("online status") {
-            $0.topic == "keepalive/testpi/status" && $0.json?["state"] as? String == "online"
-        }
-        let json = try #require(online.json)
-        #expect((json["seq"] as? Int ?? 0) > 0)
-        #expect(json["version"] as? String == "0.1.0")
-        #expect((json["gps"] as? [String: Any])?["state"] as? String == "disconnected")
-        #expect((json["store"] as? [String: Any])?["bytes"] as? Int ?? 0 > 0)
-        let status = agent.stop()
-        #expect(status == 0, "\(agent.log)")
-        let offline = try await watcher.waitFor("offline status") { $0.json?["state"] as? String == "offline" }
-        #expect((offline.json?["seq"] as? Int ?? 0) > (json["seq"] as? Int ?? 0))
-        // Retained: a newcomer sees offline.
-        let newcomer = try await MQTTSubscriber(port: broker.port, filter: "keepalive/testpi/status")
-        try await newcomer.waitFor("retained offline") { $0.retained && $0.json?["state"] as? String == "offline" }
-    }
-
     @Test("SIGKILL of the agent: the broker publishes the retained offline will")
     func willOnKill() async throws {
         let broker = try MosquittoBroker()

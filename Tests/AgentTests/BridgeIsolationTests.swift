@@ -24,6 +24,20 @@ struct BridgeIsolationTests {
     /// not the agent's broker connection, store or other children's pipes. Used by
     /// HeartRateCommandTests, whose bridge rig this needs.
     static func expectInheritsNothing(latest: () -> pid_t?) async throws {
+        expectNothingInherited(try await inheritance(latest: latest))
+    }
+
+    /// What a bridge child holds from its parent: descriptors, where stdin and stdout lead, signal masks.
+    struct Inheritance: Sendable {
+        let descriptors: [Int]
+        let stdin: String?
+        let stdout: String?
+        let ignoredSignals: UInt64?
+        let blockedSignals: UInt64?
+    }
+
+    /// The newest bridge child's inheritance, read once it runs `sleep` (after the shell's exec).
+    static func inheritance(latest: () -> pid_t?) async throws -> Inheritance {
         var child: pid_t = 0
         var listed: [Int] = []
         // Listed once it runs `sleep` (after the shell's exec), while the agent has it running.
@@ -34,11 +48,19 @@ struct BridgeIsolationTests {
             listed = descriptors(of: newest)
             return command.hasPrefix("sleep") && !listed.isEmpty
         }
-        #expect(listed == [0, 1, 2], "the bridge inherited descriptors: \(listed)")
-        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(child)/fd/0")) == "/dev/null")
-        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(child)/fd/1"))?.hasPrefix("pipe:") == true)
-        #expect(signalMask("SigIgn", of: child) == 0, "ignored signals are inherited across exec")
-        #expect(signalMask("SigBlk", of: child) == 0)
+        return Inheritance(
+            descriptors: listed,
+            stdin: try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(child)/fd/0"),
+            stdout: try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(child)/fd/1"),
+            ignoredSignals: signalMask("SigIgn", of: child), blockedSignals: signalMask("SigBlk", of: child))
+    }
+
+    static func expectNothingInherited(_ inheritance: Inheritance) {
+        #expect(inheritance.descriptors == [0, 1, 2], "the bridge inherited descriptors: \(inheritance.descriptors)")
+        #expect(inheritance.stdin == "/dev/null")
+        #expect(inheritance.stdout?.hasPrefix("pipe:") == true)
+        #expect(inheritance.ignoredSignals == 0, "ignored signals are inherited across exec")
+        #expect(inheritance.blockedSignals == 0)
     }
 
     /// The inodes of the sockets `pid` has open.

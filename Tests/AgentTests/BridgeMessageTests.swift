@@ -11,23 +11,33 @@ struct BridgeMessageTests {
         BridgeMessage.parse(Array(line.utf8))
     }
 
-    @Test("every message of the real fixture parses, and raw agrees with its plain bpm and rr")
-    func realFixture() throws {
-        let text = try String(contentsOfFile: Tools.fixture("hr/nsr-60min.ndjson"), encoding: .utf8)
-        let lines = text.split(separator: "\n")
+    static func fixtureLines() throws -> [Substring] {
+        try String(contentsOfFile: Tools.fixture("hr/nsr-60min.ndjson"), encoding: .utf8).split(separator: "\n")
+    }
+
+    @Test("every message of the real fixture parses, valid, with its sensor, stamp and every interval")
+    func realFixtureParses() throws {
+        let lines = try Self.fixtureLines()
         #expect(lines.count == 3599)
         var beats = 0
         for line in lines {
             let message = try BridgeMessage.parse(Array(line.utf8)).get()
-            let plain = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-            #expect(message.heartRate?.bpm == plain["bpm"] as? Int)
-            let rrMs = plain["rr"] as? [Int] ?? []
-            #expect(message.heartRate?.rrIntervals == rrMs.map { Int((Double($0) * 1024 / 1000).rounded()) })
             #expect(message.heartRate?.contact == .detected && message.heartRate?.isValid == true)
             #expect(message.sensor == "nsr-strap" && message.timestamp != nil)
             beats += message.heartRate?.rrIntervals.count ?? 0
         }
         #expect(beats == 4684 || beats == 4683, "the source has 4684 intervals; the last may fall after the last whole second")
+    }
+
+    @Test("in every message of the real fixture raw agrees with its plain bpm and rr")
+    func realFixture() throws {
+        for line in try Self.fixtureLines() {
+            let message = try BridgeMessage.parse(Array(line.utf8)).get()
+            let plain = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect(message.heartRate?.bpm == plain["bpm"] as? Int)
+            let rrMs = plain["rr"] as? [Int] ?? []
+            #expect(message.heartRate?.rrIntervals == rrMs.map { Int((Double($0) * 1024 / 1000).rounded()) })
+        }
     }
 
     @Test("the spec's example form")
@@ -103,9 +113,11 @@ struct ReferenceBridgeTests {
         #expect(plain["bpm"] as? Int == message.heartRate?.bpm)
     }
 
-    @Test("char picks the characteristic: 2a53 an RSC measurement, pmd_acc accelerometer samples; a bad payload or an unknown char is rejected with the reason")
-    func characteristics() throws {
-        func parse(_ line: String) -> Result<BridgeMessage, BridgeMessage.Rejection> { BridgeMessage.parse(Array(line.utf8)) }
+    static func parse(_ line: String) -> Result<BridgeMessage, BridgeMessage.Rejection> { BridgeMessage.parse(Array(line.utf8)) }
+
+    @Test("char 2a53, in either case, is an RSC measurement")
+    func rscCharacteristic() throws {
+        func parse(_ line: String) -> Result<BridgeMessage, BridgeMessage.Rejection> { Self.parse(line) }
         let rsc = try parse(#"{"ts":"2026-11-21T08:00:01.000Z","seq":2,"sensor":"footpod","char":"2a53","raw":"070003aa6a0057300000"}"#).get()
         guard case .runningSpeedCadence(let measurement) = rsc.reading else {
             Issue.record("not an RSC reading: \(rsc.reading)")
@@ -114,17 +126,35 @@ struct ReferenceBridgeTests {
         #expect(measurement.cadence == 170 && measurement.isRunning && rsc.heartRate == nil && rsc.raw.count == 10)
         let upper = try parse(#"{"sensor":"footpod","char":"2A53","raw":"000003aa"}"#).get()
         #expect(upper.heartRate == nil)
+    }
+
+    @Test("char pmd_acc is a batch of accelerometer samples")
+    func accelerometerCharacteristic() throws {
+        func parse(_ line: String) -> Result<BridgeMessage, BridgeMessage.Rejection> { Self.parse(line) }
         let acc = try parse(#"{"ts":"2026-11-21T08:00:00.000Z","sensor":"h10","char":"pmd_acc","rate_hz":50,"samples":[[944,350,17],[937,340,-10]]}"#).get()
         guard case .acceleration(let batch) = acc.reading else {
             Issue.record("not an accelerometer reading: \(acc.reading)")
             return
         }
         #expect(batch.rateHz == 50 && batch.samples.count == 2 && acc.raw.isEmpty)
-        #expect(try parse(#"{"sensor":"h10","char":"2a37","raw":"063c"}"#).get().heartRate?.bpm == 60)
+    }
 
+    @Test("char 2a37 is a heart-rate measurement")
+    func heartRateCharacteristic() throws {
+        #expect(try Self.parse(#"{"sensor":"h10","char":"2a37","raw":"063c"}"#).get().heartRate?.bpm == 60)
+    }
+
+    @Test("a bad RSC or accelerometer payload is rejected with the reason")
+    func badPayloads() {
+        func parse(_ line: String) -> Result<BridgeMessage, BridgeMessage.Rejection> { Self.parse(line) }
         #expect(throws: BridgeMessage.Rejection.badRSC(.truncated("instantaneous cadence"))) { try parse(#"{"sensor":"p","char":"2a53","raw":"000000"}"#).get() }
         #expect(throws: BridgeMessage.Rejection.missing("raw")) { try parse(#"{"sensor":"p","char":"2a53"}"#).get() }
         #expect(throws: BridgeMessage.Rejection.badAcceleration(.missing("rate_hz"))) { try parse(#"{"sensor":"h","char":"pmd_acc","samples":[[1,2,3]]}"#).get() }
+    }
+
+    @Test("an unknown or mistyped char is rejected with the reason")
+    func unknownCharacteristic() {
+        func parse(_ line: String) -> Result<BridgeMessage, BridgeMessage.Rejection> { Self.parse(line) }
         #expect(throws: BridgeMessage.Rejection.unknownCharacteristic("2a5b")) { try parse(#"{"sensor":"h","char":"2a5b","raw":"00"}"#).get() }
         #expect(throws: BridgeMessage.Rejection.badField("char")) { try parse(#"{"sensor":"h","char":7,"raw":"063c"}"#).get() }
     }

@@ -35,7 +35,7 @@ struct BrokerSecurityTests {
         #expect(process.isRunning)
     }
 
-    @Test("username and password file: accepted; a wrong password is reported and retried")
+    @Test("username and password file: accepted")
     func usernamePassword() async throws {
         let directory = try TemporaryDirectory("auth")
         let passwords = try await TestCertificates.passwordFile(in: directory, user: "pi", password: "correct horse")
@@ -49,6 +49,13 @@ struct BrokerSecurityTests {
         try await watcher.waitFor(timeout: 15, "online with the right password") {
             $0.topic == "keepalive/good/status" && $0.json?["state"] as? String == "online"
         }
+    }
+
+    @Test("username and a wrong password: reported and retried, the password never logged")
+    func wrongPassword() async throws {
+        let directory = try TemporaryDirectory("auth")
+        let passwords = try await TestCertificates.passwordFile(in: directory, user: "pi", password: "correct horse")
+        let broker = try MosquittoBroker(extraConfig: "password_file \(passwords)")
 
         let badDirectory = try TemporaryDirectory("auth-bad")
         let bad = try AgentProcess(brokerPort: broker.port, deviceID: "bad", directory: badDirectory, start: false)

@@ -25,19 +25,29 @@ struct CommandLineTests {
         #expect(result.output.contains(": ok"))
     }
 
-    @Test("check-config and run exit 78 naming the key", arguments: [
+    static let badConfigs = [
         ("[mqtt]\nflavour = 1\n", "mqtt.flavour"),
         ("[mqtt]\nport = 99999\n", "mqtt.port"),
         ("[device]\ntimezone = \"Mars/Olympus\"\n", "device.timezone"),
-    ])
-    func badConfigExits78(text: String, key: String) async throws {
+    ]
+
+    /// Runs `arguments(path)` on a file holding `text`: it must exit 78 naming `key`.
+    func expectExit78(_ text: String, naming key: String, _ arguments: (String) -> [String]) async throws {
         let directory = try TemporaryDirectory()
         let path = try directory.write("bad.toml", text)
-        for arguments in [["check-config", path], ["run", "--config", path]] {
-            let result = try await run(arguments)
-            #expect(result.status == 78, "\(arguments): \(result.output)")
-            #expect(result.output.contains(key), "\(arguments): \(result.output)")
-        }
+        let result = try await run(arguments(path))
+        #expect(result.status == 78, "\(arguments(path)): \(result.output)")
+        #expect(result.output.contains(key), "\(arguments(path)): \(result.output)")
+    }
+
+    @Test("check-config exits 78 naming the key", arguments: badConfigs)
+    func badConfigExits78(text: String, key: String) async throws {
+        try await expectExit78(text, naming: key) { ["check-config", $0] }
+    }
+
+    @Test("run exits 78 naming the key", arguments: badConfigs)
+    func badConfigRunExits78(text: String, key: String) async throws {
+        try await expectExit78(text, naming: key) { ["run", "--config", $0] }
     }
 
     @Test("a missing file exits non-zero with a clear message")

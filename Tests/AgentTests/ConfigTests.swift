@@ -62,7 +62,7 @@ struct ConfigTests {
         #expect(keyLines == summaryKeys)
     }
 
-    @Test("config.toml documents exactly the keys ConfigKeys declares, section by section, and check-config prints each of them once")
+    @Test("config.toml documents exactly the keys ConfigKeys declares, section by section")
     func rootConfigMatchesTheDeclarations() throws {
         let text = try String(contentsOfFile: "\(Tools.packageRoot)/config.toml", encoding: .utf8)
         var documented: [String] = []
@@ -73,8 +73,12 @@ struct ConfigTests {
         }
         let declared = ConfigKeys.all.map { "\($0.section).\($0.name)" }
         #expect(documented == declared, "config.toml and ConfigKeys differ: \(Set(documented).symmetricDifference(declared).sorted())")
+    }
+
+    @Test("check-config prints each key ConfigKeys declares once")
+    func summaryPrintsEveryDeclaredKey() throws {
         let printed = ConfigSummary(try parse("")).text.split(separator: "\n").filter { $0.contains(" = ") }
-        #expect(printed.count == declared.count)
+        #expect(printed.count == ConfigKeys.all.count)
     }
 
     @Test("values are read with their types")
@@ -190,10 +194,14 @@ struct ConfigTests {
         #expect(try error(text).key == key)
     }
 
-    @Test("[person]: unknown by default; a birth year and sex reach the sleep classifier as age (as of the night's year) and gender")
-    func person() throws {
+    @Test("[person]: unknown by default")
+    func personUnknownByDefault() throws {
         let unset = try parse("").person.subject(inYear: 2026)
         #expect(unset.age == nil && unset.gender == nil)
+    }
+
+    @Test("[person]: a birth year and sex reach the sleep classifier as age (as of the night's year) and gender")
+    func person() throws {
         let set = try parse("[person]\nbirth_year = 1980\nsex = \"female\"\n")
         let subject = set.person.subject(inYear: 2026)
         #expect(subject.age == 46 && subject.gender?.rawValue == 0, "sleepecg codes female as 0")

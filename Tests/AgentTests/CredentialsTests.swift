@@ -10,8 +10,17 @@ import TestKit
 struct CredentialsTests {
     static let system = SystemDefaults(deviceID: "pi", timezone: "UTC")
 
-    @Test("a credential stands in for password_file and keyfile; a blank one (the unit's default) does not")
-    func loaderPrefersCredentials() throws {
+    /// A configuration whose password and key files do not exist, and an empty credentials directory.
+    struct Loader {
+        let directory: TemporaryDirectory
+        let credentials: String
+        let text: String
+        func parse() throws -> AgentConfig {
+            try ConfigLoader.parse(text: text, system: CredentialsTests.system, credentials: SystemdCredentials(directory: credentials))
+        }
+    }
+
+    static func loader() throws -> Loader {
         let directory = try TemporaryDirectory("creds")
         let certificate = try directory.write("client.pem", "certificate\n")
         let ca = try directory.write("ca.pem", "ca\n")
@@ -26,8 +35,14 @@ struct CredentialsTests {
             username = "pi"
             password_file = "/nonexistent/mqtt.password"
             """
-        let parse = { try ConfigLoader.parse(text: text, system: Self.system, credentials: SystemdCredentials(directory: credentials)) }
+        return Loader(directory: directory, credentials: credentials, text: text)
+    }
 
+    @Test("a blank credential (the unit's default) does not stand in for password_file and keyfile")
+    func blankCredentialIgnored() throws {
+        let loader = try Self.loader()
+        let directory = loader.directory
+        let parse = { try loader.parse() }
         // Neither credential: the configured files, which do not exist.
         #expect(throws: ConfigError.self) { try parse() }
         _ = try directory.write("credentials/mqtt.key", "\n")
@@ -38,7 +53,13 @@ struct CredentialsTests {
         } catch let error as ConfigError {
             #expect(error.key == "mqtt.keyfile", "\(error)")
         }
+    }
 
+    @Test("a credential stands in for password_file and keyfile")
+    func loaderPrefersCredentials() throws {
+        let loader = try Self.loader()
+        let (directory, credentials, text) = (loader.directory, loader.credentials, loader.text)
+        let parse = { try loader.parse() }
         _ = try directory.write("credentials/mqtt.key", "-----BEGIN PRIVATE KEY-----\n")
         _ = try directory.write("credentials/mqtt.password", "from systemd\n")
         let config = try parse()
@@ -88,8 +109,21 @@ struct CredentialsTests {
         guard chown(path, uid, gid_t(uid)) == 0, chmod(path, mode) == 0 else { throw POSIXError(.EPERM) }
     }
 
-    @Test("the unit's ExecStartPre and ExecStart as an unprivileged user (no systemd here): the root-only password and key reach the agent only through $CREDENTIALS_DIRECTORY; it connects over TLS with both")
-    func unprivilegedWithCredentials() async throws {
+    /// The unit's `ExecStartPre=` and `ExecStart=` as nobody (no systemd here), once without and
+    /// once with $CREDENTIALS_DIRECTORY, against a TLS broker asking for a client key and a
+    /// password; run once for the three claims below. The agent and the broker are stopped before
+    /// the outcome is handed out.
+    struct Unprivileged: Sendable {
+        let password: String
+        let denied: (status: Int32?, text: String)
+        let checked: (status: Int32?, text: String)
+        let online: Result<MQTTSubscriber.Message, any Error>
+        let procStatus: Result<String, any Error>
+        let exitStatus: Int32?
+        let agentText: String
+    }
+
+    static let unprivileged = Task { () async throws -> Unprivileged in
         let directory = try TemporaryDirectory("creds-e2e")
         try Self.own(directory.path, 0, 0o755)
         let certificates = try await TestCertificates.make(in: directory)
@@ -97,6 +131,7 @@ struct CredentialsTests {
         let password = "pw-\(UInt64.random(in: 0...UInt64.max))"
         let passwords = try await TestCertificates.passwordFile(in: directory, user: "keepalive-pi", password: password)
         let broker = try MosquittoBroker.tls(certificates, requireClientCertificate: true, passwordFile: passwords)
+        defer { broker.stop() }
 
         // As /etc/keepalive holds them: root-only secrets, a world-readable configuration.
         let secretPassword = try directory.write("mqtt.password", password + "\n")
@@ -141,28 +176,53 @@ struct CredentialsTests {
 
         // Without credentials the unprivileged user cannot read the secrets: 78, naming the key.
         let denied = try ManagedProcess(name: "check-config as nobody", executable: setpriv, arguments: Self.asNobody(check))
-        #expect(await denied.waitForExit(timeout: 30) == 78, "\(denied.text)")
-        #expect(denied.text.contains("mqtt.keyfile") && denied.text.contains("not readable by this user"), "\(denied.text)")
+        let deniedStatus = await denied.waitForExit(timeout: 30)
 
         let environment = ["CREDENTIALS_DIRECTORY": credentials]
         let checked = try ManagedProcess(
             name: "check-config as nobody", executable: setpriv, arguments: Self.asNobody(check), environment: environment)
-        #expect(await checked.waitForExit(timeout: 30) == 0, "\(checked.text)")
-        #expect(checked.text.contains("systemd credential mqtt.password stands in"))
-        #expect(!checked.text.contains(password))
-        #expect(!checked.text.contains("warning"), "credentials at 0400 and secrets at 0600 are no warning: \(checked.text)")
+        let checkedStatus = await checked.waitForExit(timeout: 30)
 
         let watcher = try await MQTTSubscriber(
             port: broker.port, filter: "keepalive/#",
             extraArguments: ["--cafile", certificates.caFile, "--cert", client.certFile, "--key", client.keyFile, "-u", "keepalive-pi", "-P", password])
         let agent = try ManagedProcess(name: "keepalive as nobody", executable: setpriv, arguments: Self.asNobody(run), environment: environment)
         defer { agent.stop() }
-        try await watcher.waitFor(timeout: 20, "online over TLS with a client key and a password from credentials; log:\n\(agent.text.suffix(1500))") {
-            $0.topic == "keepalive/credpi/status" && $0.json?["state"] as? String == "online"
+        let online = await captured {
+            try await watcher.waitFor(timeout: 20, "online over TLS with a client key and a password from credentials; log:\n\(agent.text.suffix(1500))") {
+                $0.topic == "keepalive/credpi/status" && $0.json?["state"] as? String == "online"
+            }
         }
-        let status = try String(contentsOfFile: "/proc/\(agent.pid)/status", encoding: .utf8)
-        #expect(status.contains("Uid:\t65534\t65534\t65534\t65534"), "the agent ran as nobody")
-        #expect(agent.stop() == 0)
-        #expect(!agent.text.contains(password))
+        let status = await captured { try String(contentsOfFile: "/proc/\(agent.pid)/status", encoding: .utf8) }
+        let exitStatus = agent.stop()
+        return Unprivileged(
+            password: password, denied: (deniedStatus, denied.text), checked: (checkedStatus, checked.text), online: online,
+            procStatus: status, exitStatus: exitStatus, agentText: agent.text)
+    }
+
+    @Test("the unit's ExecStartPre as an unprivileged user without $CREDENTIALS_DIRECTORY cannot read the root-only secrets: 78, naming the key")
+    func deniedWithoutCredentials() async throws {
+        let denied = try await Self.unprivileged.value.denied
+        #expect(denied.status == 78, "\(denied.text)")
+        #expect(denied.text.contains("mqtt.keyfile") && denied.text.contains("not readable by this user"), "\(denied.text)")
+    }
+
+    @Test("the unit's ExecStartPre as an unprivileged user reads the root-only password and key through $CREDENTIALS_DIRECTORY")
+    func checkedWithCredentials() async throws {
+        let outcome = try await Self.unprivileged.value
+        let checked = outcome.checked
+        #expect(checked.status == 0, "\(checked.text)")
+        #expect(checked.text.contains("systemd credential mqtt.password stands in"))
+        #expect(!checked.text.contains(outcome.password))
+        #expect(!checked.text.contains("warning"), "credentials at 0400 and secrets at 0600 are no warning: \(checked.text)")
+    }
+
+    @Test("the unit's ExecStart as an unprivileged user connects over TLS with the credentials' password and key")
+    func unprivilegedWithCredentials() async throws {
+        let outcome = try await Self.unprivileged.value
+        _ = try outcome.online.get()
+        #expect(try outcome.procStatus.get().contains("Uid:\t65534\t65534\t65534\t65534"), "the agent ran as nobody")
+        #expect(outcome.exitStatus == 0)
+        #expect(!outcome.agentText.contains(outcome.password))
     }
 }

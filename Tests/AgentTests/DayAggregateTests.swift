@@ -67,8 +67,8 @@ struct DayAggregateTests {
         #expect(refused)
     }
 
-    @Test("a dropout longer than the stall timeout carries no weight; no data gives nulls, not zeros")
-    func gapsAndNulls() throws {
+    @Test("a dropout longer than the stall timeout carries no weight")
+    func dropoutCarriesNoWeight() throws {
         func sample(_ seconds: Int64, _ bpm: Int) -> StoredHeartRate {
             StoredHeartRate(sensor: "s", timeMs: seconds * 1000, receivedMs: 0, bpm: bpm, contact: 2, valid: true, raw: [])
         }
@@ -83,7 +83,11 @@ struct DayAggregateTests {
         #expect(json["coverage_s"] as? Int == 20)
         #expect(json["max"] as? Int == 200)
         #expect(json["resting"] is NSNull, "no 5-minute stretch without a dropout")
+    }
 
+    @Test("no data gives nulls, not zeros")
+    func noDataGivesNulls() throws {
+        let day = try #require(LocalDay("1970-01-01", timeZone: Self.utc))
         let empty = DayAggregate(day: day, settings: Self.settings()).document(final: true, nowMs: 0).json(seq: 7).text
         #expect(empty.contains(#""avg":null"#) && empty.contains(#""min":null"#) && empty.contains(#""zones_s":null"#))
         #expect(empty.contains(#""rmssd_ms":null"#) && empty.contains(#""distance_m":null"#) && empty.contains(#""bbox":null"#))
@@ -91,17 +95,16 @@ struct DayAggregateTests {
         #expect(empty.contains(#""final":true,"seq":7,"heart_rate""#), "seq follows final, as SPEC lists the fields")
     }
 
-    /// One sample a minute from 1 h before to 1 h after the day; each day gets exactly its own.
-    @Test(
-        "samples split at local midnight; DST days span 23 and 25 hours",
-        arguments: [
-            ("America/New_York", "2026-03-08", 23, "2026-03-08T00:00:00-05:00", "2026-03-09T00:00:00-04:00"),
-            ("America/New_York", "2026-11-01", 25, "2026-11-01T00:00:00-04:00", "2026-11-02T00:00:00-05:00"),
-            ("Europe/Berlin", "2026-03-29", 23, "2026-03-29T00:00:00+01:00", "2026-03-30T00:00:00+02:00"),
-            ("Europe/Berlin", "2026-10-25", 25, "2026-10-25T00:00:00+02:00", "2026-10-26T00:00:00+01:00"),
-            ("Europe/Berlin", "2026-11-21", 24, "2026-11-21T00:00:00+01:00", "2026-11-22T00:00:00+01:00"),
-        ])
-    func localDays(zone: String, date: String, hours: Int, from: String, to: String) async throws {
+    static let localDayCases = [
+        ("America/New_York", "2026-03-08", 23, "2026-03-08T00:00:00-05:00", "2026-03-09T00:00:00-04:00"),
+        ("America/New_York", "2026-11-01", 25, "2026-11-01T00:00:00-04:00", "2026-11-02T00:00:00-05:00"),
+        ("Europe/Berlin", "2026-03-29", 23, "2026-03-29T00:00:00+01:00", "2026-03-30T00:00:00+02:00"),
+        ("Europe/Berlin", "2026-10-25", 25, "2026-10-25T00:00:00+02:00", "2026-10-26T00:00:00+01:00"),
+        ("Europe/Berlin", "2026-11-21", 24, "2026-11-21T00:00:00+01:00", "2026-11-22T00:00:00+01:00"),
+    ]
+
+    /// One sample a minute from 1 h before to 1 h after the day, stored and aggregated for the day.
+    static func localDay(zone: String, date: String) async throws -> (boundsMs: (start: Int64, end: Int64), day: [String: Any]) {
         let timeZone = try #require(TimeZone(identifier: zone))
         let day = try #require(LocalDay(date, timeZone: timeZone))
         let bounds = day.boundsMs
@@ -118,13 +121,23 @@ struct DayAggregateTests {
         try await store.write(fixes: fixes, heartRates: samples)
         let document = try await DayAggregate.rebuild(day, settings: Self.settings(timeZone), store: store, upTo: nil)
             .document(final: true, nowMs: 0).json(seq: 1)
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(document.text.utf8)) as? [String: Any])
-        let heartRate = try #require(object["heart_rate"] as? [String: Any])
-        let location = try #require(object["location"] as? [String: Any])
+        return (bounds, try #require(try JSONSerialization.jsonObject(with: Data(document.text.utf8)) as? [String: Any]))
+    }
+
+    @Test("a local day runs from local midnight to local midnight, 23 and 25 hours on DST days", arguments: localDayCases)
+    func localDayBounds(zone: String, date: String, hours: Int, from: String, to: String) async throws {
+        let (bounds, object) = try await Self.localDay(zone: zone, date: date)
         #expect(object["from"] as? String == from)
         #expect(object["to"] as? String == to)
         #expect(object["tz"] as? String == zone)
         #expect(bounds.end - bounds.start == Int64(hours) * 3_600_000)
+    }
+
+    @Test("samples split at local midnight: each day gets exactly its own", arguments: localDayCases)
+    func localDaySamples(zone: String, date: String, hours: Int, from: String, to: String) async throws {
+        let object = try await Self.localDay(zone: zone, date: date).day
+        let heartRate = try #require(object["heart_rate"] as? [String: Any])
+        let location = try #require(object["location"] as? [String: Any])
         #expect(heartRate["samples"] as? Int == hours * 60)
         #expect(location["fixes"] as? Int == hours * 60)
         #expect(location["slots"] as? Int == hours * 12)
@@ -132,10 +145,10 @@ struct DayAggregateTests {
         #expect(location["distance_m"] as? Double == 0)
     }
 
-    /// A receiver parked for an hour: its position wanders (a slow random walk of several metres
-    /// plus fix-to-fix noise, as multipath does), its Doppler speed stays small.
-    @Test("a parked receiver's jitter adds < 10 m per hour; a walk is measured")
-    func parkedJitter() throws {
+    /// A receiver parked for an hour, then a 10-minute walk at 1.4 m/s, from one seeded generator:
+    /// its position wanders (a slow random walk of several metres plus fix-to-fix noise, as
+    /// multipath does), its Doppler speed stays small.
+    static func parkedThenWalk() -> (parked: [StoredFix], walk: [StoredFix]) {
         var generator = SeededGenerator(seed: 42)
         func gaussian() -> Double {
             let u1 = max(Double.random(in: 0..<1, using: &generator), 1e-12)
@@ -159,13 +172,22 @@ struct DayAggregateTests {
                     lon: 13.4 + east / metresPerDegreeLon, speed: speed, eph: 8, mode: 3, timeSource: "gps")
             }
         }
+        let parked = track(speedMps: 0, seconds: 3600)
+        return (parked, track(speedMps: 1.4, seconds: 600))
+    }
+
+    @Test("a parked receiver's jitter adds < 10 m per hour")
+    func parkedJitter() throws {
         var parked = LocationAccumulator(intervalS: 300)
-        for fix in track(speedMps: 0, seconds: 3600) { _ = parked.add(fix) }
+        for fix in Self.parkedThenWalk().parked { _ = parked.add(fix) }
         #expect(parked.distanceM < 10, "parked for an hour measured \(parked.distanceM) m")
         #expect(parked.movingMs == 0)
+    }
 
+    @Test("a walk with the same receiver noise is measured")
+    func walkMeasured() throws {
         var walk = LocationAccumulator(intervalS: 300)
-        for fix in track(speedMps: 1.4, seconds: 600) { _ = walk.add(fix) }
+        for fix in Self.parkedThenWalk().walk { _ = walk.add(fix) }
         #expect(abs(walk.distanceM - 840) < 840 * 0.1, "a 840 m walk measured \(walk.distanceM) m")
         #expect(walk.movingMs >= 590_000)
         #expect(walk.maxSpeed ?? 0 > 1.4)

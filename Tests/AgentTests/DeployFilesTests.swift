@@ -5,9 +5,19 @@ import TestKit
 /// The files in deploy/ that configure other programs, run for real where they can be.
 @Suite("Deploy files")
 struct DeployFilesTests {
-    @Test("the local-broker bridge config forwards keepalive/# upstream and keeps messages while the upstream broker is down; Home Assistant discovery goes up, its birth comes down")
-    func mosquittoBridgeStoreAndForward() async throws {
+    /// The shipped local-broker bridge between two real brokers, run once for the four claims on it;
+    /// both brokers and every client are stopped before the outcome is handed out.
+    struct BridgeOutcome: Sendable {
+        let forwarded: Bool
+        let localLog: String
+        let queuedWhileDown: Result<[MQTTSubscriber.Message], any Error>
+        let discoveryRetainedUpstream: Bool
+        let birthCameDown: Result<MQTTSubscriber.Message, any Error>
+    }
+
+    static let bridgeOutcome = Task { () async throws -> BridgeOutcome in
         let central = try MosquittoBroker(persistence: true)
+        defer { central.stop() }
         let consumer = try await MQTTSubscriber(
             port: central.port, filter: "keepalive/#", clientID: "central-consumer-\(UInt16.random(in: 0...9999))", persistent: true)
         // The shipped file, with the test's ports and paths instead of the Pi's.
@@ -29,14 +39,16 @@ struct DeployFilesTests {
             try await MQTTTools.publish(port: localPort, topic: "keepalive/pi/location", message: "before")
             try? await Wait.until(timeout: 2, "the bridge (try \(attempt))") { consumer.messages.contains { $0.payload == "before" } }
         }
-        #expect(consumer.messages.contains { $0.payload == "before" }, "nothing came through the bridge; local broker:\n\(local.text.suffix(800))")
+        let forwarded = consumer.messages.contains { $0.payload == "before" }
         central.stop()
         for index in 1...3 {
             try await MQTTTools.publish(port: localPort, topic: "keepalive/pi/location", message: "queued-\(index)")
         }
         try central.start()
-        _ = try await consumer.waitFor(count: 3, timeout: 30, "the three messages queued while the central broker was down") {
-            $0.payload.hasPrefix("queued-")
+        let queuedWhileDown = await captured {
+            try await consumer.waitFor(count: 3, timeout: 30, "the three messages queued while the central broker was down") {
+                $0.payload.hasPrefix("queued-")
+            }
         }
 
         // Home Assistant on the central broker: the device's discovery configs go up, retained; its
@@ -48,10 +60,33 @@ struct DeployFilesTests {
             let homeAssistant = try await MQTTSubscriber(port: central.port, filter: "homeassistant/+/+/+/config")
             retainedUpstream = (try? await homeAssistant.waitFor(timeout: 0.5, "the retained config") { $0.retained && $0.topic == discovery }) != nil
         }
-        #expect(retainedUpstream, "the discovery config did not reach the central broker retained")
         let agentSide = try await MQTTSubscriber(port: localPort, filter: "homeassistant/status")
         try await MQTTTools.publish(port: central.port, topic: "homeassistant/status", message: "online")
-        try await agentSide.waitFor("Home Assistant's birth, down the bridge") { $0.payload == "online" }
+        let birth = await captured { try await agentSide.waitFor("Home Assistant's birth, down the bridge") { $0.payload == "online" } }
+        return BridgeOutcome(
+            forwarded: forwarded, localLog: String(local.text.suffix(800)), queuedWhileDown: queuedWhileDown,
+            discoveryRetainedUpstream: retainedUpstream, birthCameDown: birth)
+    }
+
+    @Test("the local-broker bridge config forwards keepalive/# upstream")
+    func mosquittoBridgeForwards() async throws {
+        let outcome = try await Self.bridgeOutcome.value
+        #expect(outcome.forwarded, "nothing came through the bridge; local broker:\n\(outcome.localLog)")
+    }
+
+    @Test("the local-broker bridge keeps messages while the upstream broker is down")
+    func mosquittoBridgeStoreAndForward() async throws {
+        #expect(try await Self.bridgeOutcome.value.queuedWhileDown.get().count == 3)
+    }
+
+    @Test("the local-broker bridge sends Home Assistant discovery configs upstream, retained")
+    func mosquittoBridgeDiscoveryUp() async throws {
+        #expect(try await Self.bridgeOutcome.value.discoveryRetainedUpstream, "the discovery config did not reach the central broker retained")
+    }
+
+    @Test("the local-broker bridge brings Home Assistant's birth message down")
+    func mosquittoBridgeBirthDown() async throws {
+        _ = try await Self.bridgeOutcome.value.birthCameDown.get()
     }
 
     @Test("the first-boot kit puts the package, the config and a one-shot installer in place, and leaves cmdline.txt clean")

@@ -10,7 +10,7 @@ struct GPSRulesTests {
                satellites: 9)
     }
 
-    @Test("validation: mode ≥ 2, finite, in range; unknown extras become nil", arguments: [
+    @Test("validation keeps a fix of mode ≥ 2 with a finite position in range (extras: the next tests)", arguments: [
         (1, 52.5, 13.4, false), (0, 52.5, 13.4, false), (2, 52.5, 13.4, true), (3, -90, 180, true),
         (3, .nan, 13.4, false), (3, 52.5, .infinity, false), (3, 90.0001, 0, false), (3, 0, -180.5, false),
     ])
@@ -19,13 +19,24 @@ struct GPSRulesTests {
         if case .success = result { #expect(valid) } else { #expect(!valid) }
     }
 
-    @Test("a 2D fix has no altitude; NaN extras are nil, not zero")
-    func extras() throws {
+    /// A 2D fix whose speed and eph are NaN.
+    func twoDimensionalWithNaNExtras() -> ValidFix? {
         var input = raw(mode: 2)
         input.speed = .nan
         input.eph = .nan
-        guard case .success(let fix) = FixValidation.validate(input) else { Issue.record("rejected"); return }
+        guard case .success(let fix) = FixValidation.validate(input) else { return nil }
+        return fix
+    }
+
+    @Test("a 2D fix has no altitude")
+    func noAltitudeIn2D() throws {
+        let fix = try #require(twoDimensionalWithNaNExtras(), "rejected")
         #expect(fix.altHAE == nil && fix.altMSL == nil)
+    }
+
+    @Test("NaN extras are nil, not zero")
+    func extras() throws {
+        let fix = try #require(twoDimensionalWithNaNExtras(), "rejected")
         #expect(fix.speed == nil && fix.eph == nil)
         #expect(fix.track == 90)
     }

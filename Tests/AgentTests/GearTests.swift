@@ -9,8 +9,27 @@ import TestKit
 /// assign, the limit announced once (in-process, real store, see WorkoutServiceTests).
 @Suite("Gear")
 struct GearTests {
-    @Test("two pairs, one selected: two runs credited to it; a replay credits nothing new; assign moves a run; 80 % and 100 % announced once each")
-    func credits() async throws {
+    /// What the shoes showed at each step of one scenario: two pairs, the first selected, two
+    /// 12-minute runs (2160 m each) an hour apart, then a replay, then the second run moved to the
+    /// other pair and back. Run once (in-process, a real store); each test states one claim on it.
+    struct Credits: Sendable {
+        struct Pair: Sendable {
+            let runs: Int
+            let totalKm: Double
+        }
+        let runKm: [Double]
+        let runIDs: Set<String>
+        let afterRuns: Pair?
+        let credited: [(gear: String?, workout: String?)]
+        let limits: [(percent: Int?, message: String?)]
+        let creditedAfterReplay: Int
+        let runsAfterReplay: Int?
+        let afterMove: (pegasus: Pair?, trail: Pair?)
+        let limitsAfterMovingBack: [(percent: Int?, message: String?)]
+        let retained: (runs: Int?, name: String?, totalKm: Double?)
+    }
+
+    static let credits = Task { () async throws -> Credits in
         let rig = try WorkoutServiceTests.Rig()
         _ = try await rig.gear.add(id: "pegasus", name: "Pegasus 41", startKm: 0, limitKm: 4)
         _ = try await rig.gear.add(id: "trail", name: "Speedgoat", startKm: 120, limitKm: nil)
@@ -25,36 +44,81 @@ struct GearTests {
 
         let runs = try await rig.store.workouts(fromMs: 0, toMs: .max)
         try #require(runs.count == 2, "\(runs)")
-        var pegasus = try #require(try await rig.store.gear(id: "pegasus"))
-        #expect(pegasus.runs == 2)
-        #expect(abs(pegasus.totalKm - (runs[0].distanceM + runs[1].distanceM) / 1000) < 1e-9)
-        let credited = try await events(rig, "credited")
-        #expect(credited.count == 2 && credited.allSatisfy { $0["gear"] as? String == "pegasus" })
-        #expect(Set(credited.compactMap { $0["workout"] as? String }) == Set(runs.map(\.id)))
-        var limits = try await events(rig, "limit")
-        #expect(limits.map { $0["percent"] as? Int } == [80, 100], "both crossed by the second run: \(limits)")
-        #expect(limits.last?["message"] as? String == "time for new shoes")
+        func pair(_ id: String) async throws -> Credits.Pair? {
+            try await rig.store.gear(id: id).map { Credits.Pair(runs: $0.runs, totalKm: $0.totalKm) }
+        }
+        func limits() async throws -> [(percent: Int?, message: String?)] {
+            try await GearTests.events(rig, "limit").map { ($0["percent"] as? Int, $0["message"] as? String) }
+        }
+        let afterRuns = try await pair("pegasus")
+        let credited = try await GearTests.events(rig, "credited").map { ($0["gear"] as? String, $0["workout"] as? String) }
+        let limitsAfterRuns = try await limits()
 
         // A replay, and the credit asked again: nothing new.
         try await rig.feed(second, to: service)
         try await rig.gear.workoutFinished(runs[1])
-        #expect(try await events(rig, "credited").count == 2)
-        #expect(try await rig.store.gear(id: "pegasus")?.runs == 2)
+        let creditedAfterReplay = try await GearTests.events(rig, "credited").count
+        let runsAfterReplay = try await rig.store.gear(id: "pegasus")?.runs
 
-        // The second run was in the trail shoes: moved, and back again — 100 % is not announced twice.
+        // The second run was in the trail shoes: moved, and back again.
         _ = try await rig.gear.assign(workout: runs[1], to: "trail")
-        pegasus = try #require(try await rig.store.gear(id: "pegasus"))
-        let trail = try #require(try await rig.store.gear(id: "trail"))
-        #expect(pegasus.runs == 1 && abs(pegasus.totalKm - runs[0].distanceM / 1000) < 1e-9)
-        #expect(trail.runs == 1 && abs(trail.totalKm - (120 + runs[1].distanceM / 1000)) < 1e-9)
+        let afterMove = (pegasus: try await pair("pegasus"), trail: try await pair("trail"))
         _ = try await rig.gear.assign(workout: runs[1], to: "pegasus")
-        limits = try await events(rig, "limit")
-        #expect(limits.count == 2, "each limit once: \(limits)")
+        let limitsAfterMovingBack = try await limits()
 
         // Retained gear/<id> carries the totals.
-        let retained = try await rig.inner.queued("\(WorkoutServiceTests.root)/gear/pegasus")
-        #expect(retained.last?["runs"] as? Int == 2 && retained.last?["name"] as? String == "Pegasus 41")
-        #expect(abs((retained.last?["total_km"] as? Double ?? 0) - (runs[0].distanceM + runs[1].distanceM) / 1000) < 0.001)
+        let retained = try await rig.inner.queued("\(WorkoutServiceTests.root)/gear/pegasus").last
+        return Credits(
+            runKm: runs.map { $0.distanceM / 1000 }, runIDs: Set(runs.map(\.id)), afterRuns: afterRuns, credited: credited,
+            limits: limitsAfterRuns, creditedAfterReplay: creditedAfterReplay, runsAfterReplay: runsAfterReplay, afterMove: afterMove,
+            limitsAfterMovingBack: limitsAfterMovingBack,
+            retained: (retained?["runs"] as? Int, retained?["name"] as? String, retained?["total_km"] as? Double))
+    }
+
+    @Test("two pairs, one selected: both runs are credited to the selected pair")
+    func credits() async throws {
+        let credits = try await Self.credits.value
+        let pegasus = try #require(credits.afterRuns)
+        #expect(pegasus.runs == 2)
+        #expect(abs(pegasus.totalKm - (credits.runKm[0] + credits.runKm[1])) < 1e-9)
+        #expect(credits.credited.count == 2 && credits.credited.allSatisfy { $0.gear == "pegasus" })
+        #expect(Set(credits.credited.compactMap(\.workout)) == credits.runIDs)
+    }
+
+    @Test("a pair's 80 % and 100 % of its limit are announced")
+    func limitsAnnounced() async throws {
+        let limits = try await Self.credits.value.limits
+        #expect(limits.map(\.percent) == [80, 100], "both crossed by the second run: \(limits)")
+        #expect(limits.last?.message == "time for new shoes")
+    }
+
+    @Test("a replay of a run credits nothing new")
+    func replayCreditsNothing() async throws {
+        let credits = try await Self.credits.value
+        #expect(credits.creditedAfterReplay == 2)
+        #expect(credits.runsAfterReplay == 2)
+    }
+
+    @Test("assign moves a run from one pair to another")
+    func assignMovesARun() async throws {
+        let credits = try await Self.credits.value
+        let pegasus = try #require(credits.afterMove.pegasus)
+        let trail = try #require(credits.afterMove.trail)
+        #expect(pegasus.runs == 1 && abs(pegasus.totalKm - credits.runKm[0]) < 1e-9)
+        #expect(trail.runs == 1 && abs(trail.totalKm - (120 + credits.runKm[1])) < 1e-9)
+    }
+
+    @Test("each limit is announced once, also when a run is moved away and back")
+    func limitsAnnouncedOnce() async throws {
+        let limits = try await Self.credits.value.limitsAfterMovingBack
+        #expect(limits.count == 2, "each limit once: \(limits)")
+    }
+
+    @Test("the retained gear/<id> carries the pair's totals")
+    func retainedTotals() async throws {
+        let credits = try await Self.credits.value
+        #expect(credits.retained.runs == 2 && credits.retained.name == "Pegasus 41")
+        #expect(abs((credits.retained.totalKm ?? 0) - (credits.runKm[0] + credits.runKm[1])) < 0.001)
     }
 
     @Test("auto_credit off: a run waits unassigned until assigned")
@@ -99,17 +163,20 @@ struct GearTests {
         try await rig.inner.queued("\(WorkoutServiceTests.root)/event/gear").filter { $0["op"] as? String == op }
     }
 
-    private func events(_ rig: WorkoutServiceTests.Rig, _ op: String) async throws -> [[String: Any]] { try await Self.events(rig, op) }
 }
 
 /// The workout id is RFC 4122's version 5: the same as Python's `uuid.uuid5` computes.
 @Suite("Workout ids")
 struct WorkoutIDTests {
-    @Test("SHA-1 test vectors (FIPS 180-2 appendix A) and UUIDv5 as Python computes it")
-    func uuid() async throws {
+    @Test("SHA-1 gives the test vectors of FIPS 180-2 appendix A")
+    func sha1() {
         #expect(SHA1.digest(Array("abc".utf8)).map { String(format: "%02x", $0) }.joined() == "a9993e364706816aba3e25717850c26c9cd0d89d")
         #expect(SHA1.digest(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)).map { String(format: "%02x", $0) }.joined()
             == "84983e441c3bd26ebaae4aa1f95129e5e54670f1")
+    }
+
+    @Test("the workout id is UUIDv5 as Python computes it")
+    func uuid() async throws {
         let name = "keepalive:workout:pi:1795248180000"
         let python = try ManagedProcess(
             name: "python3", executable: Tools.find("python3"),

@@ -97,12 +97,20 @@ struct HomeAssistantDiscoveryTests {
         #expect(try ids("[homeassistant]\nenabled = false\n").isEmpty)
     }
 
-    @Test("[homeassistant]: defaults, the summary, and bad values named with their line")
-    func configurationKeys() throws {
+    @Test("[homeassistant]: the defaults")
+    func configurationDefaults() throws {
         let defaults = try config().homeAssistant
         #expect(defaults == AgentConfig.HomeAssistant(enabled: true, discoveryPrefix: "homeassistant", birthTopic: "homeassistant/status"))
+    }
+
+    @Test("[homeassistant]: check-config's summary shows every key")
+    func configurationSummary() throws {
         let summary = ConfigSummary(try config("[homeassistant]\ndiscovery_prefix = \"ha\"\n")).text
         #expect(summary.contains("[homeassistant]\nenabled = true\ndiscovery_prefix = \"ha\"\nbirth_topic = \"homeassistant/status\""))
+    }
+
+    @Test("[homeassistant]: bad values are named with their line")
+    func configurationKeys() throws {
         for (text, key) in [
             ("[homeassistant]\ndiscovery_prefix = \"home/+\"\n", "discovery_prefix"),
             ("[homeassistant]\ndiscovery_prefix = \"\"\n", "discovery_prefix"),

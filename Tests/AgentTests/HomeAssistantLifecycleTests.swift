@@ -93,30 +93,61 @@ struct HomeAssistantLifecycleTests {
         #expect(agent.stop() == 0)
     }
 
-    @Test("entities a new configuration turns off are removed (empty retained config); all of them when discovery is disabled")
-    func removedWhenTurnedOff() async throws {
+    static let gpsTopics = ["device_tracker/keepalive_testpi/location", "sensor/keepalive_testpi/distance_today",
+                            "sensor/keepalive_testpi/moving_time_today", "binary_sensor/keepalive_testpi/gps_fix",
+                            "sensor/keepalive_testpi/gps_satellites", "sensor/keepalive_testpi/gps_fix_age"]
+        .map { "homeassistant/\($0)/config" }
+
+    /// Three agents in turn on one broker: with GPS (22 entities), without (16), with discovery
+    /// off (none). Run once for the two claims on it; every agent and the broker are stopped
+    /// before the outcome is handed out.
+    struct TurnedOff: Sendable {
+        let firstStop: Int32?
+        let emptied: Result<[MQTTSubscriber.Message], any Error>
+        let left: Result<[String: String], any Error>
+        let secondStop: Int32?
+        let noneLeft: Result<[String: String], any Error>
+        let thirdStop: Int32?
+    }
+
+    static let turnedOff = Task { () async throws -> TurnedOff in
         let broker = try MosquittoBroker()
+        defer { broker.stop() }
         let gpsPort = Ports.free()  // nothing listens: only the configuration matters here
         let first = try AgentProcess(brokerPort: broker.port, gpsPort: gpsPort)
         try await Self.waitForRetainedConfigs(port: broker.port, count: 22)
-        #expect(first.stop() == 0)
+        let firstStop = first.stop()
 
         let removals = try await MQTTSubscriber(port: broker.port, filter: Self.node)
+        defer { removals.stop() }
         let second = try AgentProcess(brokerPort: broker.port)
-        let gpsTopics = ["device_tracker/keepalive_testpi/location", "sensor/keepalive_testpi/distance_today",
-                         "sensor/keepalive_testpi/moving_time_today", "binary_sensor/keepalive_testpi/gps_fix",
-                         "sensor/keepalive_testpi/gps_satellites", "sensor/keepalive_testpi/gps_fix_age"]
-            .map { "homeassistant/\($0)/config" }
-        let emptied = try await removals.waitFor(count: 6, timeout: 15, "six empty configs") { !$0.retained && $0.payload.isEmpty }
-        #expect(Set(emptied.map(\.topic)) == Set(gpsTopics))
-        let left = try await Self.waitForRetainedConfigs(port: broker.port, count: 16)
-        #expect(Set(left.keys).isDisjoint(with: gpsTopics))
-        #expect(second.stop() == 0)
+        let emptied = await captured { try await removals.waitFor(count: 6, timeout: 15, "six empty configs") { !$0.retained && $0.payload.isEmpty } }
+        let left = await captured { try await Self.waitForRetainedConfigs(port: broker.port, count: 16) }
+        let secondStop = second.stop()
 
         let third = try AgentProcess(brokerPort: broker.port, extraConfig: "[homeassistant]\nenabled = false\n")
-        try await third.process!.waitForLine(containing: "Home Assistant discovery is off")
-        try await Self.waitForRetainedConfigs(port: broker.port, count: 0)
-        #expect(third.stop() == 0)
+        let noneLeft = await captured {
+            try await third.process!.waitForLine(containing: "Home Assistant discovery is off")
+            return try await Self.waitForRetainedConfigs(port: broker.port, count: 0)
+        }
+        return TurnedOff(
+            firstStop: firstStop, emptied: emptied, left: left, secondStop: secondStop, noneLeft: noneLeft, thirdStop: third.stop())
+    }
+
+    @Test("entities a new configuration turns off are removed (empty retained config)")
+    func removedWhenTurnedOff() async throws {
+        let outcome = try await Self.turnedOff.value
+        #expect(outcome.firstStop == 0)
+        #expect(Set(try outcome.emptied.get().map(\.topic)) == Set(Self.gpsTopics))
+        #expect(Set(try outcome.left.get().keys).isDisjoint(with: Self.gpsTopics))
+        #expect(outcome.secondStop == 0)
+    }
+
+    @Test("every entity is removed when discovery is disabled")
+    func allRemovedWhenDisabled() async throws {
+        let outcome = try await Self.turnedOff.value
+        #expect(try outcome.noneLeft.get().isEmpty)
+        #expect(outcome.thirdStop == 0)
     }
 
     @Test("status.hr.bpm: null before a valid measurement, then the last valid bpm received")
@@ -149,12 +180,27 @@ struct HomeAssistantLifecycleTests {
 /// deploy/mosquitto/keepalive-device.acl, as shipped: what the agent and Home Assistant need for discovery.
 @Suite("Home Assistant through the broker ACL")
 struct HomeAssistantACLTests {
-    @Test("the device user announces, hears Home Assistant's birth and removes its own configs; Home Assistant's user reads them and announces itself")
-    func discoveryUnderTheACL() async throws {
+    /// Two agents in turn as the device user, and Home Assistant's user, under the shipped ACL;
+    /// run once for the three claims on it. The agents and the broker are stopped before the
+    /// outcome is handed out.
+    struct Outcome: Sendable {
+        let announced: Result<[MQTTSubscriber.Message], any Error>
+        let reannounced: Result<[MQTTSubscriber.Message], any Error>
+        let firstLog: String
+        let firstStop: Int32?
+        let cleared: Result<[MQTTSubscriber.Message], any Error>
+        let secondLog: String
+        let secondStop: Int32?
+    }
+
+    static let topic = "homeassistant/sensor/keepalive_pi/outbox_pending/config"
+
+    static let outcome = Task { () async throws -> Outcome in
         let directory = try TemporaryDirectory("ha-acl")
         let certificates = try await TestCertificates.make(in: directory)
         let passwords = try await TestCertificates.passwordFile(in: directory, users: [("keepalive-pi", "pi-pass"), ("homeassistant", "ha-pass")])
         let broker = try MosquittoBroker.tls(certificates, passwordFile: passwords, extraConfig: "acl_file \(BrokerACLTests.acl)")
+        defer { broker.stop() }
         let homeAssistant = ["--cafile", certificates.caFile, "-u", "homeassistant", "-P", "ha-pass"]
         let seen = try await MQTTSubscriber(port: broker.port, filter: "homeassistant/#", extraArguments: homeAssistant)
         let secret = try directory.write("mqtt.password", "pi-pass\n")
@@ -169,21 +215,48 @@ struct HomeAssistantACLTests {
             try agent.start()
             return agent
         }
-        let topic = "homeassistant/sensor/keepalive_pi/outbox_pending/config"
         let first = try agent("")
-        _ = try await seen.waitFor(count: 16, timeout: 20, "the 16 configs, read as Home Assistant") { $0.topic.hasSuffix("/config") }
+        let announced = await captured {
+            try await seen.waitFor(count: 16, timeout: 20, "the 16 configs, read as Home Assistant") { $0.topic.hasSuffix("/config") }
+        }
         _ = try await BrokerACLTests.publish(port: broker.port, tls: homeAssistant, topic: "homeassistant/status", message: "online")
-        _ = try await seen.waitFor(count: 2, timeout: 10, "the configs again after Home Assistant's birth") { $0.topic == topic }
-        #expect(!first.log.contains("broker refused a message"), "\(first.log.suffix(2000))")
-        #expect(first.stop() == 0)
+        let reannounced = await captured {
+            try await seen.waitFor(count: 2, timeout: 10, "the configs again after Home Assistant's birth") { $0.topic == Self.topic }
+        }
+        let firstLog = first.log
+        let firstStop = first.stop()
 
         // Without a bridge only the agent's own two diagnostics remain: it must read its retained
         // configs back to clear the other fourteen.
         let second = try agent("[hr]\ntransport = \"none\"\n")
-        let cleared = try await seen.waitFor(count: 14, timeout: 20, "fourteen configs cleared") { $0.topic.hasSuffix("/config") && $0.payload.isEmpty }
-        #expect(!cleared.contains { $0.topic == topic })
-        #expect(!second.log.contains("broker refused a message"), "\(second.log.suffix(2000))")
-        #expect(second.stop() == 0)
+        let cleared = await captured {
+            try await seen.waitFor(count: 14, timeout: 20, "fourteen configs cleared") { $0.topic.hasSuffix("/config") && $0.payload.isEmpty }
+        }
+        let secondLog = second.log
+        return Outcome(
+            announced: announced, reannounced: reannounced, firstLog: firstLog, firstStop: firstStop, cleared: cleared,
+            secondLog: secondLog, secondStop: second.stop())
+    }
+
+    @Test("the device user announces the device, and Home Assistant's user reads its configs")
+    func announcedUnderTheACL() async throws {
+        let outcome = try await Self.outcome.value
+        #expect(try outcome.announced.get().count >= 16)
+        #expect(!outcome.firstLog.contains("broker refused a message"), "\(outcome.firstLog.suffix(2000))")
+        #expect(outcome.firstStop == 0)
+    }
+
+    @Test("Home Assistant's user announces itself, and the device user hears its birth and announces again")
+    func birthUnderTheACL() async throws {
+        #expect(try await Self.outcome.value.reannounced.get().count >= 2)
+    }
+
+    @Test("the device user reads its retained configs back and removes those no longer announced")
+    func discoveryUnderTheACL() async throws {
+        let outcome = try await Self.outcome.value
+        #expect(!(try outcome.cleared.get()).contains { $0.topic == Self.topic })
+        #expect(!outcome.secondLog.contains("broker refused a message"), "\(outcome.secondLog.suffix(2000))")
+        #expect(outcome.secondStop == 0)
     }
 
 }

@@ -10,10 +10,40 @@ import TestKit
 /// track of that day stream in, and today's samples arrive live, every reply reports exactly the
 /// rows committed before the request was sent (and no more than those committed once the reply
 /// is back). A stock mosquitto, a real gpsd (gpsfake), a real bridge child process.
-@Suite("Query freshness")
+///
+/// The scenario runs once; each test states one claim on what it recorded. The agent, gpsfake,
+/// the requester and the broker are stopped before its outcome is handed out.
+@Suite("Query freshness", .serialized)
 struct QueryFreshnessTests {
-    @Test("a backlog for a past day streams in: every query reports exactly what was committed before it, health and location, past day and today, with the request's QoS; health/daily stays throttled")
-    func readYourWrites() async throws {
+    /// One request: the figures stored before it was sent and after its reply came, and the reply's.
+    struct Round: Sendable {
+        let context: String
+        let before: StoredCounts.Figures
+        let after: StoredCounts.Figures
+        let answered: Answered
+        let qos: Int
+        let replyQoS: Int
+    }
+
+    struct Outcome: Sendable {
+        let rounds: [Round]
+        let roundsWhileStreaming: Int
+        /// The past day's reply once the backlog and the track are in.
+        let previous: StoredCounts.Figures
+        let gpsLog: String
+        let final: Answered
+        let settled: Result<MQTTSubscriber.Message, any Error>
+        let published: Int
+        let streamedS: Double
+        let interval: Double
+        let fromAggregate: Answered
+        let aggregateStale: Bool?
+        let exitStatus: Int32?
+    }
+
+    static let outcome = Task { try await scenario() }
+
+    static func scenario() async throws -> Outcome {
         // A zone where it is about noon now, so 20 hours ago is yesterday afternoon there.
         var utc = Calendar(identifier: .gregorian)
         utc.timeZone = TimeZone(identifier: "UTC")!
@@ -64,6 +94,7 @@ struct QueryFreshnessTests {
         let track = try directory.write("walk.nmea", NMEALog.text(NMEALog.walk(start: backlogStart, seconds: 600)))
 
         let broker = try MosquittoBroker()  // stock settings: Nagle on, 1000 queued messages
+        defer { broker.stop() }
         let dailies = try await MQTTSubscriber(port: broker.port, filter: "keepalive/testpi/health/daily/\(pastDay)")
         let reacquires = try await MQTTSubscriber(port: broker.port, filter: "keepalive/testpi/event/gps_reacquire")
         // Played once; gpsd then stays up without data, so the agent reports a reacquisition
@@ -95,6 +126,7 @@ struct QueryFreshnessTests {
 
         let stored = StoredCounts(path: agent.storePath)
         var rounds = 0
+        var recorded: [Round] = []
         var roundsWhileStreaming = 0
         /// One request: the reply reports at least what was committed before it was sent and at
         /// most what was committed once it came back.
@@ -105,11 +137,7 @@ struct QueryFreshnessTests {
             let after = try stored.figures(day)
             let answered = try QueryFreshnessTests.figures(in: reply)
             let context = "round \(rounds), \(day), QoS \(qos.rawValue): stored \(before) before the request, \(after) after the reply; replied \(answered)"
-            #expect(before.validHeartRates <= answered.health.validHeartRates && answered.health.validHeartRates <= after.validHeartRates, "\(context)")
-            #expect(before.fixes <= answered.health.fixes && answered.health.fixes <= after.fixes, "\(context)")
-            #expect(answered.locationFixes == answered.health.fixes, "\(context)")
-            // The reply carries the request's QoS (our subscription is QoS 1, so it is not capped).
-            #expect(reply.qos == Int(qos.rawValue), "\(context): reply QoS \(reply.qos)")
+            recorded.append(Round(context: context, before: before, after: after, answered: answered, qos: Int(qos.rawValue), replyQoS: reply.qos))
             rounds += 1
             return answered
         }
@@ -147,37 +175,81 @@ struct QueryFreshnessTests {
         let previous = try QueryFreshnessTests.figures(in: try await requester.ask(
             "keepalive/testpi/selection/date", date: "\(pastDay)", qos: .atMostOnce, round: rounds)).health
         rounds += 1
-        #expect(previous.validHeartRates == 5400, "every valid notification of the backlog stored")
-        #expect(previous.fixes > 300, "the track's fixes stored (gpsd skips its first couple of seconds): \(agent.log.split(separator: "\n").filter { $0.contains("gps") }.suffix(20).joined(separator: "\n"))")
-        #expect(roundsWhileStreaming >= 9, "queries answered while the backlog streamed in: \(roundsWhileStreaming)")
+        let gpsLog = agent.log.split(separator: "\n").filter { $0.contains("gps") }.suffix(20).joined(separator: "\n")
 
         // Once everything is in, the reply is exactly the day: from the rows or, once
         // republished, from its stored aggregate.
         let final = try QueryFreshnessTests.figures(in: try await requester.ask(
             "keepalive/testpi/selection/date", date: "\(pastDay)", qos: .atLeastOnce, round: rounds))
-        #expect(final.health.validHeartRates == previous.validHeartRates && final.health.fixes == previous.fixes)
 
         // health/daily/<date> is republished at most once per today_interval_s while the backlog
         // streams in, and settles on the whole day.
-        let settled = try await dailies.waitFor(timeout: interval + 15, "health/daily with the whole backlog") {
-            (($0.json?["heart_rate"] as? [String: Any])?["valid_samples"] as? Int) == previous.validHeartRates
-                && (($0.json?["location"] as? [String: Any])?["fixes"] as? Int) == previous.fixes
+        let settled = await captured {
+            try await dailies.waitFor(timeout: interval + 15, "health/daily with the whole backlog") {
+                (($0.json?["heart_rate"] as? [String: Any])?["valid_samples"] as? Int) == previous.validHeartRates
+                    && (($0.json?["location"] as? [String: Any])?["fixes"] as? Int) == previous.fixes
+            }
         }
         // Measured on the agent's own stamps: the span over which it received the day's rows.
         let published = dailies.messages.filter { !$0.retained }
         let streamed = try stored.receivedSpanS(pastDay) + interval
-        #expect(published.count <= Int(streamed / interval) + 2, "\(published.count) health/daily while the day's rows arrived over \(streamed) s")
-        #expect(settled.json?["final"] as? Bool == true)
 
         // And the stored aggregate now covers the day: the reply comes from it, unchanged.
         let fromAggregate = try QueryFreshnessTests.figures(in: try await requester.ask(
             "keepalive/testpi/selection/date", date: "\(pastDay)", qos: .atMostOnce, round: rounds + 1))
-        #expect(fromAggregate == final)
-        #expect(try SQLiteConnection(path: agent.storePath, readOnly: true).dayAggregate(date: pastDay.description)?.isStale == false)
-        #expect(agent.stop() == 0)
+        let stale = try SQLiteConnection(path: agent.storePath, readOnly: true).dayAggregate(date: pastDay.description)?.isStale
+        return Outcome(
+            rounds: recorded, roundsWhileStreaming: roundsWhileStreaming, previous: previous, gpsLog: gpsLog, final: final,
+            settled: settled, published: published.count, streamedS: streamed, interval: interval, fromAggregate: fromAggregate,
+            aggregateStale: stale, exitStatus: agent.stop())
     }
 
-    struct Answered: Equatable, CustomStringConvertible {
+    @Test("a backlog for a past day streams in: every query reports exactly what was committed before it, health and location, past day and today")
+    func readYourWrites() async throws {
+        let outcome = try await Self.outcome.value
+        for round in outcome.rounds {
+            let (before, after, answered, context) = (round.before, round.after, round.answered, round.context)
+            #expect(before.validHeartRates <= answered.health.validHeartRates && answered.health.validHeartRates <= after.validHeartRates, "\(context)")
+            #expect(before.fixes <= answered.health.fixes && answered.health.fixes <= after.fixes, "\(context)")
+            #expect(answered.locationFixes == answered.health.fixes, "\(context)")
+        }
+        let previous = outcome.previous
+        #expect(previous.validHeartRates == 5400, "every valid notification of the backlog stored")
+        #expect(previous.fixes > 300, "the track's fixes stored (gpsd skips its first couple of seconds): \(outcome.gpsLog)")
+        #expect(outcome.roundsWhileStreaming >= 9, "queries answered while the backlog streamed in: \(outcome.roundsWhileStreaming)")
+        #expect(outcome.final.health.validHeartRates == previous.validHeartRates && outcome.final.health.fixes == previous.fixes)
+    }
+
+    @Test("every reply to a query carries the request's QoS")
+    func replyQoS() async throws {
+        for round in try await Self.outcome.value.rounds {
+            // The reply carries the request's QoS (our subscription is QoS 1, so it is not capped).
+            #expect(round.replyQoS == round.qos, "\(round.context): reply QoS \(round.replyQoS)")
+        }
+    }
+
+    @Test("health/daily stays throttled while a backlog streams in, and settles final on the whole day")
+    func dailyThrottled() async throws {
+        let outcome = try await Self.outcome.value
+        let settled = try outcome.settled.get()
+        #expect(outcome.published <= Int(outcome.streamedS / outcome.interval) + 2,
+                "\(outcome.published) health/daily while the day's rows arrived over \(outcome.streamedS) s")
+        #expect(settled.json?["final"] as? Bool == true)
+    }
+
+    @Test("once the day's aggregate covers it, the reply comes from the aggregate, unchanged")
+    func replyFromAggregate() async throws {
+        let outcome = try await Self.outcome.value
+        #expect(outcome.fromAggregate == outcome.final)
+        #expect(outcome.aggregateStale == false)
+    }
+
+    @Test("the agent stops cleanly (exit 0) after a streamed backlog")
+    func cleanStop() async throws {
+        #expect(try await Self.outcome.value.exitStatus == 0)
+    }
+
+    struct Answered: Equatable, Sendable, CustomStringConvertible {
         var health: StoredCounts.Figures
         var locationFixes: Int
         var description: String { "health \(health), location.fixes \(locationFixes)" }
@@ -203,7 +275,7 @@ struct QueryFreshnessTests {
 
 /// What the store holds for a day, read as the agent's queries would: a read-only connection.
 struct StoredCounts {
-    struct Figures: Equatable, CustomStringConvertible {
+    struct Figures: Equatable, Sendable, CustomStringConvertible {
         var validHeartRates: Int
         var fixes: Int
         var description: String { "\(validHeartRates) valid heart rates, \(fixes) fixes" }

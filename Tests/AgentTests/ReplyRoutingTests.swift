@@ -40,10 +40,15 @@ struct ReplyRoutingTests {
         #expect(route.refusal?.status == 403)
     }
 
-    @Test("the String comparison this replaces is fooled by a combining mark; the byte comparison is not")
+    @Test("the String comparison this replaces is fooled by a combining mark")
     func stringPrefixIsFooled() throws {
         let topic = "keepalive/dev/\u{301}x"
         #expect(!topic.hasPrefix("keepalive/dev/"), "String.hasPrefix compares grapheme clusters")
+    }
+
+    @Test("the byte comparison is not fooled by a combining mark or by canonical equivalence")
+    func bytesAreNotFooled() throws {
+        let topic = "keepalive/dev/\u{301}x"
         #expect(Array(topic.utf8).starts(with: Array("keepalive/dev/".utf8)))
         // Canonically equivalent, different bytes: two topics to a broker.
         #expect("caf\u{E9}" == "cafe\u{301}")
@@ -61,10 +66,15 @@ struct ReplyRoutingTests {
         #expect(try Self.routing().problem(with: topic) != nil, "\(topic.prefix(16))")
     }
 
-    @Test("a topic longer than MQTT's 65535 bytes is refused; one of 65535 is not")
-    func length() throws {
+    @Test("a topic longer than MQTT's 65535 bytes is refused")
+    func tooLong() throws {
         let routing = try Self.routing()
         #expect(routing.problem(with: Array(repeating: UInt8(ascii: "r"), count: 65_536)) != nil)
+    }
+
+    @Test("a topic of MQTT's 65535 bytes is allowed")
+    func longest() throws {
+        let routing = try Self.routing()
         #expect(routing.problem(with: Array(repeating: UInt8(ascii: "r"), count: 65_535)) == nil)
     }
 
@@ -81,7 +91,7 @@ struct ReplyRoutingTests {
         #expect(routing.route(responseTopic: nil, replyTo: "keepalive/dev/status").refusal?.code == .forbiddenTopic)
     }
 
-    @Test("reply_topics narrows the list byte for byte; it cannot widen it")
+    @Test("reply_topics narrows the list byte for byte")
     func replyTopicsNarrow() throws {
         let routing = try Self.routing("[query]\nreply_topics = [\"reply/#\", \"caf\u{E9}/+\"]\n")
         #expect(Self.problem(routing, "reply/me") == nil)
@@ -90,6 +100,10 @@ struct ReplyRoutingTests {
         #expect(Self.problem(routing, "cafe\u{301}/x") != nil, "canonically equivalent but other bytes")
         #expect(Self.problem(routing, "other/me") != nil)
         #expect(Self.problem(routing, "replyx/me") != nil)
+    }
+
+    @Test("reply_topics cannot widen the list")
+    func replyTopicsCannotWiden() throws {
         // Still refused although "#"-like filters would match.
         let wide = try Self.routing("[query]\nreply_topics = [\"#\", \"+/+/+\"]\n")
         #expect(Self.problem(wide, "hrbridge/v1/strap/cmd") != nil)
@@ -97,12 +111,8 @@ struct ReplyRoutingTests {
         #expect(Self.problem(wide, "anything/else") == nil)
     }
 
-    @Test("the bridge's tree follows [hr] topic; the OwnTracks mirror and the request topics are refused")
-    func configuredTrees() throws {
-        #expect(ReplyRouting.bridgeTree(of: "hrbridge/v1/+/measurement") == "hrbridge/#")
-        #expect(ReplyRouting.bridgeTree(of: "home/hr/measurement") == "home/#")
-        #expect(ReplyRouting.bridgeTree(of: "+/hr/measurement") == "+/hr/#")
-        let routing = try Self.routing("""
+    static func configuredRouting() throws -> ReplyRouting {
+        try routing("""
             [mqtt]
             owntracks_topic = "owntracks/me/pi"
             [hr]
@@ -110,11 +120,28 @@ struct ReplyRoutingTests {
             [query]
             extra_topics = ["fleet/selection/date"]
             """)
+    }
+
+    @Test("the bridge's tree follows [hr] topic")
+    func configuredBridgeTree() throws {
+        #expect(ReplyRouting.bridgeTree(of: "hrbridge/v1/+/measurement") == "hrbridge/#")
+        #expect(ReplyRouting.bridgeTree(of: "home/hr/measurement") == "home/#")
+        #expect(ReplyRouting.bridgeTree(of: "+/hr/measurement") == "+/hr/#")
+        let routing = try Self.configuredRouting()
         #expect(Self.problem(routing, "sensors/strap/cmd") != nil)
         #expect(Self.problem(routing, "hrbridge/v1/strap/cmd") == nil, "no longer the bridge's")
+    }
+
+    @Test("the configured OwnTracks mirror topic is refused")
+    func ownTracksMirrorRefused() throws {
+        let routing = try Self.configuredRouting()
         #expect(Self.problem(routing, "owntracks/me/pi") != nil)
         #expect(Self.problem(routing, "owntracks/me/phone") == nil)
-        #expect(Self.problem(routing, "fleet/selection/date") != nil)
+    }
+
+    @Test("the configured request topics are refused")
+    func requestTopicsRefused() throws {
+        #expect(Self.problem(try Self.configuredRouting(), "fleet/selection/date") != nil)
     }
 
     @Test(
@@ -205,31 +232,74 @@ struct ReplyRoutingBrokerTests {
         #expect(rig.agent.stop() == 0)
     }
 
-    @Test("size 413, then reply topic 403, then rate 429; refusals take no token; reply_topics narrows")
-    func orderAndTokens() async throws {
+    /// Refused and allowed requests against one agent with four tokens, once, for the three claims
+    /// below: each reply's status property, or why none came. The agent and the broker are stopped
+    /// before the outcome is handed out.
+    struct OrderAndTokens: Sendable {
+        /// Five rounds of: a topic in the agent's tree, one outside reply_topics, too large, too large to a refused topic.
+        let refusals: [(forbidden: String, narrowed: String, oversized: String, oversizedToForbidden: String)]
+        let tokens: [String]
+        let overTheRate: String
+        let oversizedWhenEmpty: String
+        let forbiddenWhenEmpty: String
+        let exitStatus: Int32?
+    }
+
+    static let orderAndTokensOutcome = Task { () async throws -> OrderAndTokens in
         // Four tokens, and one more only after 100 s: the test counts them exactly.
         let rig = try await Rig(query: "rate_per_s = 0.01\nburst = 4\nreply_topics = [\"reply/#\"]")
+        defer { rig.agent.kill9(); rig.replies.stop(); rig.broker.stop() }
         try await rig.waitUntilAnswering()
+        func status(_ message: String, responseTopic: String, id: String, expectOn topic: String? = nil) async -> String {
+            do { return Self.status(try await rig.ask(message, responseTopic: responseTopic, id: id, expectOn: topic)) } catch { return "no reply: \(error)" }
+        }
         let oversized = String(repeating: "x", count: 70_000)
+        var refusals: [(forbidden: String, narrowed: String, oversized: String, oversizedToForbidden: String)] = []
         for index in 0..<5 {
-            #expect(Self.status(try await rig.ask(rig.day, responseTopic: "keepalive/testpi/\(index)", id: "403-\(index)", expectOn: rig.fallback))
-                == "status:403")
-            #expect(Self.status(try await rig.ask(rig.day, responseTopic: "elsewhere/\(index)", id: "narrow-\(index)", expectOn: rig.fallback))
-                == "status:403", "outside reply_topics")
-            #expect(Self.status(try await rig.ask(oversized, responseTopic: "reply/big", id: "413-\(index)")) == "status:413")
-            // Too large and a refused topic: the size is judged first; the refusal goes to the fallback topic.
-            #expect(Self.status(try await rig.ask(oversized, responseTopic: "keepalive/testpi/big", id: "413f-\(index)", expectOn: rig.fallback))
-                == "status:413")
+            refusals.append((
+                await status(rig.day, responseTopic: "keepalive/testpi/\(index)", id: "403-\(index)", expectOn: rig.fallback),
+                await status(rig.day, responseTopic: "elsewhere/\(index)", id: "narrow-\(index)", expectOn: rig.fallback),
+                await status(oversized, responseTopic: "reply/big", id: "413-\(index)"),
+                // Too large and a refused topic: the size is judged first; the refusal goes to the fallback topic.
+                await status(oversized, responseTopic: "keepalive/testpi/big", id: "413f-\(index)", expectOn: rig.fallback)))
         }
-        // All four tokens are still there.
-        for index in 0..<4 {
-            #expect(Self.status(try await rig.ask(rig.day, responseTopic: "reply/me", id: "ok-\(index)")) == "status:200", "request \(index)")
-        }
-        #expect(Self.status(try await rig.ask(rig.day, responseTopic: "reply/me", id: "over")) == "status:429")
+        var tokens: [String] = []
+        for index in 0..<4 { tokens.append(await status(rig.day, responseTopic: "reply/me", id: "ok-\(index)")) }
+        let over = await status(rig.day, responseTopic: "reply/me", id: "over")
         // With the bucket empty, size and reply topic are still judged first.
-        #expect(Self.status(try await rig.ask(oversized, responseTopic: "reply/me", id: "413-empty")) == "status:413")
-        #expect(Self.status(try await rig.ask(rig.day, responseTopic: "keepalive/testpi/x", id: "403-empty", expectOn: rig.fallback))
-            == "status:403")
-        #expect(rig.agent.stop() == 0)
+        let oversizedWhenEmpty = await status(oversized, responseTopic: "reply/me", id: "413-empty")
+        let forbiddenWhenEmpty = await status(rig.day, responseTopic: "keepalive/testpi/x", id: "403-empty", expectOn: rig.fallback)
+        return OrderAndTokens(
+            refusals: refusals, tokens: tokens, overTheRate: over, oversizedWhenEmpty: oversizedWhenEmpty,
+            forbiddenWhenEmpty: forbiddenWhenEmpty, exitStatus: rig.agent.stop())
+    }
+
+    @Test("size is judged first (413), then the reply topic (403), then the rate (429)")
+    func orderOfChecks() async throws {
+        let outcome = try await Self.orderAndTokensOutcome.value
+        for round in outcome.refusals {
+            #expect(round.forbidden == "status:403")
+            #expect(round.oversized == "status:413")
+            #expect(round.oversizedToForbidden == "status:413")
+        }
+        #expect(outcome.overTheRate == "status:429")
+        #expect(outcome.oversizedWhenEmpty == "status:413")
+        #expect(outcome.forbiddenWhenEmpty == "status:403")
+        #expect(outcome.exitStatus == 0)
+    }
+
+    @Test("refusals take no token")
+    func refusalsTakeNoToken() async throws {
+        // All four tokens are still there after twenty refusals.
+        for (index, token) in try await Self.orderAndTokensOutcome.value.tokens.enumerated() {
+            #expect(token == "status:200", "request \(index)")
+        }
+    }
+
+    @Test("reply_topics narrows the allowed response topics: 403 outside it, on the fallback topic")
+    func replyTopicsNarrowOverABroker() async throws {
+        for round in try await Self.orderAndTokensOutcome.value.refusals {
+            #expect(round.narrowed == "status:403", "outside reply_topics")
+        }
     }
 }

@@ -11,8 +11,15 @@ struct SecretHygieneTests {
         return (await process.waitForExit(timeout: 30), process.text)
     }
 
-    @Test("check-config warns about a password file or key that its group or others can read, naming file and mode; 0600 is quiet")
-    func modeWarnings() async throws {
+    /// A TLS configuration with a client key and a password file, both at 0600.
+    struct SecretFiles {
+        let directory: TemporaryDirectory
+        let config: String
+        let password: String
+        let keyFile: String
+    }
+
+    static func secretFiles() async throws -> SecretFiles {
         let directory = try TemporaryDirectory("modes")
         let certificates = try await TestCertificates.make(in: directory)
         let client = try await certificates.client(named: "pi", in: directory)
@@ -28,18 +35,29 @@ struct SecretHygieneTests {
             """)
         chmod(password, 0o600)
         chmod(client.keyFile, 0o600)
-        let quiet = try await checkConfig(config)
+        return SecretFiles(directory: directory, config: config, password: password, keyFile: client.keyFile)
+    }
+
+    @Test("check-config is quiet about a password file and key at 0600")
+    func privateModeQuiet() async throws {
+        let files = try await Self.secretFiles()
+        let quiet = try await checkConfig(files.config)
         #expect(quiet.status == 0, "\(quiet.output)")
         #expect(!quiet.output.contains("warning"), "\(quiet.output)")
+    }
 
+    @Test("check-config warns about a password file or key that its group or others can read, naming file and mode")
+    func modeWarnings() async throws {
+        let files = try await Self.secretFiles()
+        let (config, password) = (files.config, files.password)
         chmod(password, 0o644)
-        chmod(client.keyFile, 0o640)
+        chmod(files.keyFile, 0o640)
         let loud = try await checkConfig(config)
         #expect(loud.status == 0, "a warning, not an error: \(loud.output)")
         let warnings = loud.output.split(separator: "\n").filter { $0.hasPrefix("keepalive: warning:") }
         #expect(warnings.count == 2, "\(loud.output)")
         #expect(warnings.contains { $0.contains("mqtt.password_file \(password)") && $0.contains("its group and all users") && $0.contains("0644") })
-        #expect(warnings.contains { $0.contains("mqtt.keyfile \(client.keyFile)") && $0.contains("its group (mode 0640)") })
+        #expect(warnings.contains { $0.contains("mqtt.keyfile \(files.keyFile)") && $0.contains("its group (mode 0640)") })
         #expect(warnings.allSatisfy { $0.contains("chmod 600") })
         #expect(!loud.output.contains("open-sesame"))
     }

@@ -78,16 +78,28 @@ struct SleepEpochCacheTests {
         print("late backlog of 20 min in a 6-h night: \(cache.computed) epochs computed again, \(cache.reused) reused")
     }
 
-    @Test("a kept epoch that rotted on the card is computed again, not served, and kept anew; kept epochs survive a reopen")
-    func damagedRowIsRecomputed() async throws {
+    /// Two hours of the night stored, classified (its epochs kept), the store closed and reopened.
+    static func keptAndReopened(_ label: String) async throws -> (samples: [StoredHeartRate], path: String, keptCount: Int, reopened: Store) {
         let samples = try Self.samples(try AssembledNightLines.lines(startMs: Self.eveningMs, hours: 2))
-        let path = try TemporaryDirectory("epochs-damage").file("k.db")
+        let path = try TemporaryDirectory(label).file("k.db")
         var store: Store? = try Store(path: path)
         try await store?.write(heartRates: samples)
         _ = try await SleepNight.compute(Self.morning, settings: Self.settings, store: try #require(store), upTo: nil)
         let keptCount = try await Self.epochRows(try #require(store)).epochs.count
         store = nil  // closed, as after a crash; what was committed is there
-        let reopened = try Store(path: path)
+        return (samples, path, keptCount, try Store(path: path))
+    }
+
+    @Test("kept epochs survive a reopen")
+    func keptEpochsSurviveReopen() async throws {
+        let (_, _, keptCount, reopened) = try await Self.keptAndReopened("epochs-reopen")
+        #expect(keptCount > 200, "a 2-hour night keeps its complete epochs: \(keptCount)")
+        #expect(try await Self.epochRows(reopened).epochs.count == keptCount)
+    }
+
+    @Test("a kept epoch that rotted on the card is computed again, not served, and kept anew")
+    func damagedRowIsRecomputed() async throws {
+        let (samples, path, keptCount, reopened) = try await Self.keptAndReopened("epochs-damage")
         #expect(try await Self.epochRows(reopened).epochs.count == keptCount)
 
         // One byte of one vector flipped behind the store's back.
@@ -104,20 +116,44 @@ struct SleepEpochCacheTests {
         #expect(repaired.failedCheck == 0 && repaired.epochs.count == keptCount, "computed again and kept")
     }
 
-    @Test("a query for location alone computes no sleep; one with health does, and its epochs are handed to the writer")
-    func onlyWhatWasAsked() async throws {
+    /// A query engine over a stored 2-hour night, counting the epochs it hands over to be kept;
+    /// it holds the store and its folder for as long as the caller keeps it.
+    private struct QueryRig {
+        let engine: QueryEngine
+        let handed: LockedEpochs
+        let store: Store
+        let directory: TemporaryDirectory
+    }
+
+    private static func queryEngine() async throws -> QueryRig {
         let samples = try Self.samples(try AssembledNightLines.lines(startMs: Self.eveningMs, hours: 2))
-        let path = try TemporaryDirectory("epochs-query").file("k.db")
+        let directory = try TemporaryDirectory("epochs-query")
+        let path = directory.file("k.db")
         let store = try Store(path: path)
         try await store.write(heartRates: samples)
         await store.foldForReaders()
         let engine = QueryEngine(storePath: path, settings: Self.settings, maxReplyBytes: .max, deviceID: "test")
         let handed = LockedEpochs()
         engine.keepSleepEpochs = { handed.add($0.count) }
-        let now = Date(timeIntervalSince1970: 1_795_400_000)
-        let location = engine.answer(QueryRequest(date: "2026-11-21", include: [.location], track: .fiveMinutes, format: .json), now: now)
+        return QueryRig(engine: engine, handed: handed, store: store, directory: directory)
+    }
+
+    static let queryTime = Date(timeIntervalSince1970: 1_795_400_000)
+
+    @Test("a query for location alone computes no sleep")
+    func locationAloneNoSleep() async throws {
+        let rig = try await Self.queryEngine()
+        let (engine, handed) = (rig.engine, rig.handed)
+        let location = engine.answer(QueryRequest(date: "2026-11-21", include: [.location], track: .fiveMinutes, format: .json), now: Self.queryTime)
         #expect(location.status == 200)
         #expect(handed.count == 0, "location alone: no night classified")
+    }
+
+    @Test("a query with health computes the night and hands its epochs to the writer")
+    func onlyWhatWasAsked() async throws {
+        let rig = try await Self.queryEngine()
+        let (engine, handed) = (rig.engine, rig.handed)
+        let now = Self.queryTime
         let health = engine.answer(QueryRequest(date: "2026-11-21", include: [.health], track: .fiveMinutes, format: .json), now: now)
         #expect(health.status == 200)
         #expect(handed.count > 100, "the night's epochs were computed and handed over to be kept: \(handed.count)")

@@ -36,13 +36,28 @@ struct SleepNightTests {
         Int64(((ISO8601DateFormatter().date(from: iso)?.timeIntervalSince1970 ?? 0) * 1000).rounded())
     }
 
-    @Test("a night across the spring DST change in Europe/Berlin is credited to the morning it ends, with local times, resting HR and RMSSD; the evening before gets nothing; computed again it is the same")
-    func acrossDaylightSaving() async throws {
+    /// One 9-hour night across the spring DST change, classified once for the three claims on it:
+    /// the night of the morning it ends, the evening before's, and the night computed again.
+    struct DSTNights: Sendable {
+        let night: SleepNight
+        let evening: SleepNight
+        let again: SleepNight
+    }
+
+    static let acrossDaylightSaving = Task { () async throws -> DSTNights in
         // 22:00 CET on 28 March 2026 to 08:00 CEST on the 29th (the clocks jump at 02:00).
         let store = try await Self.store(try AssembledNightLines.lines(startMs: Self.ms("2026-03-28T21:00:00Z")))
         let settings = Self.settings(Self.berlin)
         let morning = try #require(LocalDay("2026-03-29", timeZone: Self.berlin))
         let night = try await SleepNight.compute(morning, settings: settings, store: store, upTo: nil)
+        let evening = try await SleepNight.compute(morning.previous, settings: settings, store: store, upTo: nil)
+        let again = try await SleepNight.compute(morning, settings: settings, store: store, upTo: nil)
+        return DSTNights(night: night, evening: evening, again: again)
+    }
+
+    @Test("a night across the spring DST change in Europe/Berlin is credited to the morning it ends, with local times, resting HR and RMSSD")
+    func acrossDaylightSaving() async throws {
+        let night = try await Self.acrossDaylightSaving.value.night
         let sleep = Self.fields(night, Self.berlin)
         let sleepS = try #require(sleep["sleep_s"] as? Int, "no main sleep period: \(sleep)")
         #expect(sleepS > 4 * 3600, "most of the 9-hour night is sleep to the classifier: \(sleepS) s")
@@ -57,22 +72,40 @@ struct SleepNightTests {
         let inBed = try #require(details["in_bed_s"] as? Int)
         #expect(sleepS + (details["awake_s"] as? Int ?? -1) <= inBed, "in bed: the time the strap was worn around the night")
         #expect(details["in_progress"] as? Bool == false)
-
-        let evening = try await SleepNight.compute(morning.previous, settings: settings, store: store, upTo: nil)
-        #expect(evening.main == nil, "the night ends on the 29th: the 28th has none")
-        let again = try await SleepNight.compute(morning, settings: settings, store: store, upTo: nil)
-        #expect(again == night, "a pure function of the stored rows")
     }
 
-    @Test("a strap taken off at 3 am for two hours: the sleep before and after is one night; the two hours are unobserved, neither sleep nor in bed")
-    func strapOff() async throws {
+    @Test("a night across the spring DST change: the evening before gets nothing")
+    func eveningBeforeDaylightSaving() async throws {
+        let evening = try await Self.acrossDaylightSaving.value.evening
+        #expect(evening.main == nil, "the night ends on the 29th: the 28th has none")
+    }
+
+    @Test("a night computed again from the same rows is the same")
+    func computedAgainIsTheSame() async throws {
+        let nights = try await Self.acrossDaylightSaving.value
+        #expect(nights.again == nights.night, "a pure function of the stored rows")
+    }
+
+    static let strapOffAt = ms("2026-11-20T21:00:00Z") + 5 * 3_600_000  // 03:00 CET
+    /// A 10-hour night from 22:00 CET without the strap from 03:00 to 05:00, classified once for both claims.
+    static let strapOffNight = Task { () async throws -> SleepNight in
         let start = Self.ms("2026-11-20T21:00:00Z")  // 22:00 CET
-        let off = start + 5 * 3_600_000  // 03:00
+        let off = Self.strapOffAt
         let store = try await Self.store(try AssembledNightLines.lines(startMs: start, skip: [off..<(off + 2 * 3_600_000)]))
-        let night = try await SleepNight.compute(
+        return try await SleepNight.compute(
             try #require(LocalDay("2026-11-21", timeZone: Self.berlin)), settings: Self.settings(Self.berlin), store: store, upTo: nil)
-        let main = try #require(night.main)
+    }
+
+    @Test("a strap taken off at 3 am for two hours: the sleep before and after is one night")
+    func strapOff() async throws {
+        let off = Self.strapOffAt
+        let main = try #require(try await Self.strapOffNight.value.main)
         #expect(Int64(main.start * 1000) < off && Int64(main.end * 1000) > off + 2 * 3_600_000, "\(main)")
+    }
+
+    @Test("a strap taken off at 3 am for two hours: the two hours are unobserved, neither sleep nor in bed")
+    func strapOffHoursUnobserved() async throws {
+        let main = try #require(try await Self.strapOffNight.value.main)
         #expect(main.unobservedSeconds >= 2 * 3600, "\(main)")
         #expect(main.inBedSeconds <= 7 * 3600, "ten hours of night, two of them without the strap: \(main)")
     }
@@ -104,13 +137,24 @@ struct SleepNightTests {
 /// morning it ends carries it.
 @Suite("Sleep through the agent")
 struct SleepPublishingTests {
-    @Test("a night's backlog through the command bridge: health/daily of the morning it ends carries its sleep, as computed from the store; the evening before carries none; the query answers the same")
-    func backlog() async throws {
+    /// A night's backlog through the command bridge, once, for the three claims on it; the agent
+    /// and the broker are stopped before the outcome is handed out.
+    struct Backlog: Sendable {
+        let published: Result<MQTTSubscriber.Message, any Error>
+        /// The night as computed from the agent's store: sleep and time in bed, if it has one.
+        let expected: (sleepS: Int, inBedS: Int)?
+        let evening: MQTTSubscriber.Message?
+        let querySleepS: Int?
+    }
+
+    static let backlogOutcome = Task { () async throws -> Backlog in
         let zone = TimeZone(identifier: "Europe/Berlin")!
         let morning = LocalDay(containing: Date().addingTimeInterval(-2 * 86_400), timeZone: zone)
         let start = morning.previous.start.unixMs + 22 * 3_600_000  // 22:00 the evening before
         let broker = try MosquittoBroker()
+        defer { broker.stop() }
         let daily = try await MQTTSubscriber(port: broker.port, filter: "keepalive/testpi/health/daily/+")
+        defer { daily.stop() }
         let directory = try TemporaryDirectory("sleep-backlog")
         let lines = try AssembledNightLines.lines(startMs: start)
         let path = try directory.write("night.ndjson", lines.joined(separator: "\n") + "\n")
@@ -126,23 +170,45 @@ struct SleepPublishingTests {
             brokerPort: broker.port, timeZone: zone.identifier,
             extraConfig: "[hr]\ntransport = \"command\"\ncommand = [\"/bin/sh\", \"-c\", \"\(script)\"]\nstall_timeout_s = 30\n",
             directory: directory, environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "1"])
+        defer { agent.stop() }
         let topic = "keepalive/testpi/health/daily/\(morning)"
-        let published = try await daily.waitFor(timeout: 90, "\(topic) with a night and all \(samplesOfTheDate) notifications of the date; log:\n\(agent.log.suffix(1500))") {
-            $0.topic == topic && $0.json?["sleep_s"] is Int
-                && ($0.json?["heart_rate"] as? [String: Any])?["samples"] as? Int == samplesOfTheDate
+        let published = await captured {
+            try await daily.waitFor(timeout: 90, "\(topic) with a night and all \(samplesOfTheDate) notifications of the date; log:\n\(agent.log.suffix(1500))") {
+                $0.topic == topic && $0.json?["sleep_s"] is Int
+                    && ($0.json?["heart_rate"] as? [String: Any])?["samples"] as? Int == samplesOfTheDate
+            }
         }
         let reader = try StoreReader(path: agent.storePath)
         let settings = AggregateSettings(timeZone: zone, gapLimitMs: 30_000, zones: HeartRateZones(maxHR: 190, restingHR: 60), locationIntervalS: 300)
         let expected = try SleepNight.compute(morning, settings: settings, reader: reader)
-        let main = try #require(expected.main)
-        #expect(published.json?["sleep_s"] as? Int == main.sleepSeconds)
-        let sleep = try #require(published.json?["sleep"] as? [String: Any])
-        #expect(sleep["in_bed_s"] as? Int == main.inBedSeconds && sleep["method"] as? String == "sleepecg-ws-gru-mesa")
         let evening = daily.messages.last { $0.topic.hasSuffix("/\(morning.previous)") }
-        #expect(evening == nil || evening?.json?["sleep_s"] is NSNull, "the night is credited to the morning only")
         let reply = try await agent.queryReply([morning.description])
-        #expect((reply?["health"] as? [String: Any])?["sleep_s"] as? Int == main.sleepSeconds)
-        agent.stop()
+        return Backlog(
+            published: published, expected: expected.main.map { ($0.sleepSeconds, $0.inBedSeconds) }, evening: evening,
+            querySleepS: (reply?["health"] as? [String: Any])?["sleep_s"] as? Int)
+    }
+
+    @Test("a night's backlog through the command bridge: health/daily of the morning it ends carries its sleep, as computed from the store")
+    func backlog() async throws {
+        let outcome = try await Self.backlogOutcome.value
+        let published = try outcome.published.get()
+        let main = try #require(outcome.expected)
+        #expect(published.json?["sleep_s"] as? Int == main.sleepS)
+        let sleep = try #require(published.json?["sleep"] as? [String: Any])
+        #expect(sleep["in_bed_s"] as? Int == main.inBedS && sleep["method"] as? String == "sleepecg-ws-gru-mesa")
+    }
+
+    @Test("a night's backlog: health/daily of the evening before carries no sleep")
+    func eveningCarriesNone() async throws {
+        let evening = try await Self.backlogOutcome.value.evening
+        #expect(evening == nil || evening?.json?["sleep_s"] is NSNull, "the night is credited to the morning only")
+    }
+
+    @Test("a night's backlog: the query for the morning answers the same sleep")
+    func queryAnswersTheSame() async throws {
+        let outcome = try await Self.backlogOutcome.value
+        let main = try #require(outcome.expected)
+        #expect(outcome.querySleepS == main.sleepS)
     }
 }
 

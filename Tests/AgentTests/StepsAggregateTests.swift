@@ -30,10 +30,15 @@ struct StepsAggregateTests {
 
     static let t0: Int64 = 1_795_248_000_000  // 2026-11-21T08:00:00Z
 
-    @Test("no step record: every step field null; a worn sensor that saw no movement: a real 0")
-    func nullAndZero() {
-        var steps = StepsAccumulator(settings: StepSettings())
+    @Test("no step record: every step field null")
+    func noRecordIsNull() {
+        let steps = StepsAccumulator(settings: StepSettings())
         #expect(Self.fields(steps)["steps"] is NSNull && Self.fields(steps)["steps_source"] is NSNull)
+    }
+
+    @Test("a worn sensor that saw no movement: a real 0")
+    func stillIsZero() {
+        var steps = StepsAccumulator(settings: StepSettings())
         for second in 0...60 { _ = steps.add(Self.rsc("pod", Self.t0 + Int64(second) * 1000, cadence: 0)) }
         #expect(Self.fields(steps)["steps"] as? Int == 0)
         #expect(Self.fields(steps)["steps_source"] as? String == "rsc")
@@ -49,18 +54,26 @@ struct StepsAggregateTests {
         #expect(reported == ["unreadable_rsc": 1, "pod_distance_reset": 1])
     }
 
-    @Test("cadence_units: a pod that counts strides gives twice the steps; the others keep the default")
-    func strides() {
+    static let stridePodSettings = {
         var settings = StepSettings()
         settings.cadenceUnits = ["stride-pod": .strides]
-        var steps = StepsAccumulator(settings: settings)
+        return settings
+    }()
+
+    @Test("cadence_units: a pod that counts strides gives twice the steps")
+    func strides() {
+        var steps = StepsAccumulator(settings: Self.stridePodSettings)
         for second in 0...60 { _ = steps.add(Self.rsc("stride-pod", Self.t0 + Int64(second) * 1000, cadence: 85)) }
         #expect(Self.fields(steps)["steps"] as? Int == 170)
-        #expect(settings.unit(for: "other") == .steps)
     }
 
-    @Test("a foot pod and a strap in the same bucket: the pod's steps, not both; the strap fills the buckets the pod did not cover; two straps give the larger count")
-    func sourcesPerBucket() {
+    @Test("cadence_units: the sensors it does not name keep the default")
+    func defaultUnit() {
+        #expect(Self.stridePodSettings.unit(for: "other") == .steps)
+    }
+
+    /// 08:00–08:15 a pod and a strap on the same run; 08:15–08:30 two straps alone.
+    static func podAndStraps() -> StepsAccumulator {
         var steps = StepsAccumulator(settings: StepSettings())
         // 08:00–08:15: pod at 160/min for 10 min (1600) and the strap's estimate of the same run.
         for second in 0...600 { _ = steps.add(Self.rsc("pod", Self.t0 + Int64(second) * 1000, cadence: 160)) }
@@ -70,27 +83,47 @@ struct StepsAggregateTests {
             _ = steps.add(Self.window("h10", Self.t0 + Int64(minute) * 60_000, steps: 100))
             _ = steps.add(Self.window("h10-b", Self.t0 + Int64(minute) * 60_000, steps: 90))
         }
-        let fields = Self.fields(steps)
+        return steps
+    }
+
+    @Test("a foot pod and a strap in the same bucket: the pod's steps, not both")
+    func podWinsItsBucket() {
+        #expect(Self.podAndStraps().roundedSteps[Self.t0] == 1600)
+    }
+
+    @Test("a strap fills the buckets the pod did not cover")
+    func strapFillsTheRest() {
+        let fields = Self.fields(Self.podAndStraps())
         #expect(fields["steps"] as? Int == 1600 + 500)
         #expect(fields["steps_source"] as? String == "rsc+accelerometer")
         #expect(fields["steps_estimated"] as? Bool == true)
-        let byBucket = steps.roundedSteps
-        #expect(byBucket[Self.t0] == 1600 && byBucket[Self.t0 + 900_000] == 500)
     }
 
-    @Test("an RSC notification older than one folded in asks for a rebuild; a window does not")
-    func order() {
+    @Test("two straps in the same bucket give the larger count")
+    func largerStrapCount() {
+        #expect(Self.podAndStraps().roundedSteps[Self.t0 + 900_000] == 500)
+    }
+
+    @Test("an RSC notification older than one folded in asks for a rebuild")
+    func olderRSCAsksForRebuild() {
         var steps = StepsAccumulator(settings: StepSettings())
         let newer = steps.add(Self.rsc("pod", Self.t0 + 2000, cadence: 160))
         let older = steps.add(Self.rsc("pod", Self.t0 + 1000, cadence: 160))
+        #expect(newer && !older)
+    }
+
+    @Test("an accelerometer window older than one folded in does not ask for a rebuild")
+    func olderWindowIsFolded() {
+        var steps = StepsAccumulator(settings: StepSettings())
+        _ = steps.add(Self.rsc("pod", Self.t0 + 2000, cadence: 160))
+        _ = steps.add(Self.rsc("pod", Self.t0 + 1000, cadence: 160))
         let laterWindow = steps.add(Self.window("h10", Self.t0 + 60_000, steps: 10))
         let earlierWindow = steps.add(Self.window("h10", Self.t0, steps: 10))
-        #expect(newer && !older)
         #expect(laterWindow && earlierWindow)
     }
 
-    @Test("the timeline across both DST changes in Europe/Berlin: 92 and 100 buckets with local times, a record at 03:00 CEST in its quarter")
-    func daylightSaving() throws {
+    @Test("the timeline of the spring DST day in Europe/Berlin: 92 buckets with local times, a record at 03:00 CEST in its quarter")
+    func springDaylightSaving() throws {
         let settings = StepSettings()
         let spring = try #require(LocalDay("2026-03-29", timeZone: Self.berlin))
         var short = DayTimeline(day: spring, steps: settings)
@@ -103,7 +136,11 @@ struct StepsAggregateTests {
         let index = try #require(buckets.firstIndex { $0["from"] as? String == "2026-03-29T03:00:00+02:00" })
         #expect(index == 8 && buckets[index]["steps"] as? Int == 42)
         #expect(buckets.last?["from"] as? String == "2026-03-29T23:45:00+02:00")
+    }
 
+    @Test("the timeline of the autumn DST day in Europe/Berlin: 100 buckets, 02:00–03:00 twice")
+    func autumnDaylightSaving() throws {
+        let settings = StepSettings()
         var long = DayTimeline(day: try #require(LocalDay("2026-10-25", timeZone: Self.berlin)), steps: settings)
         let longBuckets = try #require(Self.array(long.json()))
         #expect(longBuckets.count == 100)
@@ -111,16 +148,35 @@ struct StepsAggregateTests {
         #expect(longBuckets.allSatisfy { $0["steps"] is NSNull && $0["hr"] is NSNull && $0["distance_m"] is NSNull })
     }
 
-    @Test("a day in the store: the aggregate's steps equal its timeline's buckets added up, and a replay of the records changes nothing")
-    func storedDay() async throws {
-        let directory = try TemporaryDirectory()
+    /// Ten minutes of a pod at 170/min (1700 steps, 1800 m) and ten strap windows of 110.
+    static let storedDayRecords = (0...600).map { rsc("pod", t0 + Int64($0) * 1000, cadence: 170, total: 12_345 + UInt32($0) * 30) }
+        + (20..<30).map { window("h10", t0 + Int64($0) * 60_000, steps: 110) }
+
+    /// A store in `directory` holding the day's records, each stored.
+    static func storedDay(in directory: TemporaryDirectory) async throws -> Store {
         let store = try Store(path: directory.file("k.db"))
-        let records = (0...600).map { Self.rsc("pod", Self.t0 + Int64($0) * 1000, cadence: 170, total: 12_345 + UInt32($0) * 30) }
-            + (20..<30).map { Self.window("h10", Self.t0 + Int64($0) * 60_000, steps: 110) }
+        let records = Self.storedDayRecords
         let first = try await store.write(steps: records)
         #expect(first.stepRecordsInserted == records.count)
-        let replay = try await store.write(steps: records)
+        return store
+    }
+
+    @Test("a replay of a day's step records stores nothing new")
+    func storedDayReplay() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await Self.storedDay(in: directory)
+        let replay = try await store.write(steps: Self.storedDayRecords)
         #expect(replay.stepRecordsInserted == 0)
+        try await Self.expectStoredDaySteps(store)
+    }
+
+    @Test("a day in the store: the aggregate's steps equal its timeline's buckets added up")
+    func storedDay() async throws {
+        let directory = try TemporaryDirectory()
+        try await Self.expectStoredDaySteps(try await Self.storedDay(in: directory))
+    }
+
+    static func expectStoredDaySteps(_ store: Store) async throws {
         let day = try #require(LocalDay("2026-11-21", timeZone: Self.utc))
         let settings = AggregateSettings(timeZone: Self.utc, gapLimitMs: 10_000, zones: HeartRateZones(maxHR: 190, restingHR: 60), locationIntervalS: 300)
         let aggregate = try await DayAggregate.rebuild(day, settings: settings, store: store, upTo: nil)

@@ -30,9 +30,23 @@ struct StepsTests {
 
     static func health(_ reply: [String: Any]?) -> [String: Any]? { reply?["health"] as? [String: Any] }
 
-    @Test("10 minutes of RSC at 170 steps/min through the command transport: 1700 ± 1 % steps, cadence and foot-pod distance; a replayed bridge counts nothing twice; the timeline adds up")
-    func footPod() async throws {
+    /// 10 minutes of RSC at 170 steps/min through the command transport, the bridge replayed
+    /// once by its restart, the day queried and exported: run once for the three claims on it.
+    /// The agent and the broker are stopped before the outcome is handed out.
+    struct FootPod: Sendable {
+        let day: String
+        let storedOnce: Result<Void, any Error>
+        let replayRead: Result<Void, any Error>
+        let storedAfterReplay: Int64
+        /// The day's query reply with health and timeline, as JSON.
+        let reply: Result<String, any Error>
+        let exportStatus: Int32?
+        let csv: Result<String, any Error>
+    }
+
+    static let footPod = Task { () async throws -> FootPod in
         let broker = try MosquittoBroker()
+        defer { broker.stop() }
         let directory = try TemporaryDirectory("steps-rsc")
         let day = Self.day(daysAgo: 2)
         let lines = try Self.moved("steps/rsc-170spm-10min.ndjson", to: day, in: directory)
@@ -44,11 +58,34 @@ struct StepsTests {
         // The bridge is restarted after it stalls: the second start replays all 601 messages.
         try await Wait.until(timeout: 30, "the bridge to be started twice; log:\n\(agent.log.suffix(1500))") { starts() >= 2 }
         let stored = { (try? SQLiteConnection(path: agent.storePath, readOnly: true).scalarInt("SELECT count(*) FROM step_record WHERE kind = 'rsc'")) ?? 0 }
-        try await Wait.until(timeout: 10, "601 RSC notifications stored") { stored() == 601 }
-        try await Wait.until(timeout: 10, "the replay to be read (3 starts)") { starts() >= 3 }
-        #expect(stored() == 601, "a replay stores nothing new")
+        let storedOnce = await captured { try await Wait.until(timeout: 10, "601 RSC notifications stored") { stored() == 601 } }
+        let replayRead = await captured { try await Wait.until(timeout: 10, "the replay to be read (3 starts)") { starts() >= 3 } }
+        let storedAfterReplay = stored()
 
-        let reply = try await agent.queryReply([day, "--include", "health", "timeline"])
+        let reply = await captured {
+            let object = try #require(try await agent.queryReply([day, "--include", "health", "timeline"]))
+            return String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
+        }
+        // The same buckets as CSV, for a spreadsheet.
+        let csvPath = directory.file("timeline.csv")
+        let export = try ManagedProcess(
+            name: "keepalive export", executable: Tools.agent,
+            arguments: ["export", "--from", day, "--to", day, "--format", "timeline-csv", "--output", csvPath, "--config", agent.configPath])
+        let exportStatus = await export.waitForExit(timeout: 60)
+        let csv = await captured { try String(contentsOfFile: csvPath, encoding: .utf8) }
+        agent.stop()
+        return FootPod(
+            day: day, storedOnce: storedOnce, replayRead: replayRead, storedAfterReplay: storedAfterReplay, reply: reply,
+            exportStatus: exportStatus, csv: csv)
+    }
+
+    static func footPodReply() async throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(try await footPod.value.reply.get().utf8)) as? [String: Any])
+    }
+
+    @Test("10 minutes of RSC at 170 steps/min through the command transport: 1700 ± 1 % steps, cadence and foot-pod distance")
+    func footPod() async throws {
+        let reply: [String: Any]? = try await Self.footPodReply()
         let health = try #require(Self.health(reply), "reply: \(String(describing: reply))")
         let steps = try #require(health["steps"] as? Int, "health: \(health)")
         #expect(abs(steps - 1700) <= 17, "1700 ± 1 %, got \(steps)")
@@ -57,23 +94,32 @@ struct StepsTests {
         let cadence = try #require(health["cadence"] as? [String: Any])
         #expect(abs((cadence["avg"] as? Double ?? 0) - 170) < 0.5 && cadence["max"] as? Int == 170)
         #expect(abs((health["rsc_distance_m"] as? Double ?? 0) - 1800) < 1, "from the pod's total distance")
+    }
 
+    @Test("a replayed foot-pod bridge counts nothing twice")
+    func footPodReplay() async throws {
+        let outcome = try await Self.footPod.value
+        try outcome.storedOnce.get()
+        try outcome.replayRead.get()
+        #expect(outcome.storedAfterReplay == 601, "a replay stores nothing new")
+    }
+
+    @Test("the day's step timeline adds up to the day's steps, in the reply and as CSV")
+    func footPodTimeline() async throws {
+        let outcome = try await Self.footPod.value
+        let day = outcome.day
+        let reply: [String: Any]? = try await Self.footPodReply()
+        let steps = try #require(Self.health(reply)?["steps"] as? Int)
         let timeline = try #require(reply?["timeline"] as? [[String: Any]])
         #expect(timeline.count == 96)
         #expect(timeline.compactMap { $0["steps"] as? Int }.reduce(0, +) == steps, "the buckets add up to the day")
         #expect(timeline[32]["from"] as? String == "\(day)T08:00:00+00:00")
         #expect(timeline[32]["steps"] as? Int == 1700 && timeline[33]["steps"] as? Int == nil, "08:00–08:15 holds the run: \(timeline[32])")
 
-        // The same buckets as CSV, for a spreadsheet.
-        let csvPath = directory.file("timeline.csv")
-        let export = try ManagedProcess(
-            name: "keepalive export", executable: Tools.agent,
-            arguments: ["export", "--from", day, "--to", day, "--format", "timeline-csv", "--output", csvPath, "--config", agent.configPath])
-        #expect(await export.waitForExit(timeout: 60) == 0)
-        let rows = try String(contentsOfFile: csvPath, encoding: .utf8).split(separator: "\n")
+        #expect(outcome.exportStatus == 0)
+        let rows = try outcome.csv.get().split(separator: "\n")
         #expect(rows.first == "from,steps,hr_avg,hr_min,hr_max,distance_m,moving_s" && rows.count == 97)
         #expect(rows.dropFirst().compactMap { Int($0.split(separator: ",", omittingEmptySubsequences: false)[1]) }.reduce(0, +) == steps)
-        agent.stop()
     }
 
     @Test("a foot pod streaming now: health/today shows its steps within today_interval_s")

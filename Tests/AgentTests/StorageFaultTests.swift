@@ -80,13 +80,15 @@ struct StorageFaultTests {
 
 @Suite("Retention")
 struct RetentionTests {
-    @Test("old raw rows go, aggregates stay; over max_bytes the oldest go first and the file gives space back")
-    func retentionAndCap() async throws {
-        let directory = try TemporaryDirectory("retention")
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+    static let day: Int64 = 86_400_000
+    static var nowMs: Int64 { now.unixMs }
+
+    /// 10 days of one fix and one notification a minute, the oldest 10 days ago, and a day aggregate,
+    /// pruned to 5 days.
+    static func prunedToFiveDays(in directory: TemporaryDirectory) async throws -> Store {
         let store = try Store(path: directory.file("k.db"), synchronous: "normal")
-        let now = Date(timeIntervalSince1970: 1_800_000_000)
-        let day: Int64 = 86_400_000
-        let nowMs = now.unixMs
+        let (now, day, nowMs) = (Self.now, Self.day, Self.nowMs)
         // 10 days of one fix + one notification a minute, the oldest 10 days ago.
         for dayIndex in 0..<10 {
             let start = nowMs - Int64(10 - dayIndex) * day
@@ -103,10 +105,24 @@ struct RetentionTests {
 
         let keepFive = RetentionService(store: store, retentionDays: 5, maxBytes: 0, clock: AgentClock(), logger: .init(label: "test"))
         try await keepFive.pruneOnce(now: now)
-        let oldest = try #require(try await store.oldestRawTimeMs())
-        #expect(oldest >= nowMs - 5 * day)
-        #expect(try await store.dayAggregate(date: "2027-01-01") != nil)
+        return store
+    }
 
+    @Test("old raw rows go, aggregates stay")
+    func retention() async throws {
+        let directory = try TemporaryDirectory("retention")
+        let store = try await Self.prunedToFiveDays(in: directory)
+        let oldest = try #require(try await store.oldestRawTimeMs())
+        #expect(oldest >= Self.nowMs - 5 * Self.day)
+        #expect(try await store.dayAggregate(date: "2027-01-01") != nil)
+    }
+
+    @Test("over max_bytes the oldest rows go first and the file gives space back")
+    func retentionAndCap() async throws {
+        let directory = try TemporaryDirectory("retention")
+        let store = try await Self.prunedToFiveDays(in: directory)
+        let now = Self.now
+        let oldest = try #require(try await store.oldestRawTimeMs())
         let sizeBefore = try await store.space()
         let cap = Int(sizeBefore.usedBytes / 2)
         let capped = RetentionService(store: store, retentionDays: 365, maxBytes: cap, clock: AgentClock(), logger: .init(label: "test"))

@@ -3,15 +3,19 @@ import Testing
 import TestKit
 
 /// The layout rules of docs/design.md, held: no folder of Sources/Agent uses one that uses it
-/// back, the graph in design.md is the one the script makes today, and no source file outgrows
-/// 400 lines.
+/// back, the graph in design.md is the one the script makes today, every file design.md cites
+/// exists, and no source file outgrows 400 lines.
 @Suite("Code structure")
 struct StructureTests {
-    @Test("no folder cycle inside Agent, and docs/design.md shows the graph scripts/agent-graph.py makes")
-    func folderGraph() async throws {
-        let root = Tools.packageRoot
-        let check = try ManagedProcess(name: "agent-graph", executable: Tools.find("python3"), arguments: ["\(root)/scripts/agent-graph.py"])
+    @Test("no folder cycle inside Agent")
+    func noFolderCycle() async throws {
+        let check = try ManagedProcess(name: "agent-graph", executable: Tools.find("python3"), arguments: ["\(Tools.packageRoot)/scripts/agent-graph.py"])
         #expect(await check.waitForExit(timeout: 60) == 0, "folder cycles:\n\(check.text)")
+    }
+
+    @Test("docs/design.md shows the graph scripts/agent-graph.py makes")
+    func folderGraphShown() async throws {
+        let root = Tools.packageRoot
         let mermaid = try ManagedProcess(
             name: "agent-graph --mermaid", executable: Tools.find("python3"), arguments: ["\(root)/scripts/agent-graph.py", "--mermaid"])
         #expect(await mermaid.waitForExit(timeout: 60) == 0)
@@ -19,6 +23,30 @@ struct StructureTests {
         let shown = try #require(design.components(separatedBy: "<!-- agent-graph:begin -->").last?.components(separatedBy: "<!-- agent-graph:end -->").first)
         #expect(shown.trimmingCharacters(in: .whitespacesAndNewlines) == mermaid.text.trimmingCharacters(in: .whitespacesAndNewlines),
                 "docs/design.md's graph is out of date: run scripts/agent-graph.py --mermaid and paste it in")
+    }
+
+    @Test("every file docs/design.md cites exists")
+    func designCitationsExist() throws {
+        let root = Tools.packageRoot
+        let citations = DesignCitations(root: root, document: try String(contentsOfFile: "\(root)/docs/design.md", encoding: .utf8))
+        // The walk through the code cites dozens of files: finding none means the parser broke, not that all is well.
+        let cited = try citations.citations()
+        #expect(cited.count > 40, "found only \(cited) in docs/design.md")
+        let missing = try citations.missing()
+        #expect(missing.isEmpty, "docs/design.md cites files that do not exist; rename them there or restore them:\n\(missing.map(\.description).joined(separator: "\n"))")
+    }
+
+    @Test("only the cited files that do not exist are named, each with its line")
+    func designCitationsMissing() throws {
+        let document = """
+            `Store/Store.swift`, `GPS/GPSReader.swift` and `RecordColumns.swift` exist,
+            `Sources/Nowhere.swift`, `GPS/Gone.swift` and `Vanished.swift` do not;
+            nor does [a page](nowhere.md), but [this one](design.md#one-clock) does.
+            """
+        let missing = try DesignCitations(root: Tools.packageRoot, document: document).missing()
+        #expect(missing.map(\.description) == [
+            "line 2: Sources/Nowhere.swift", "line 2: GPS/Gone.swift", "line 2: Vanished.swift", "line 3: docs/nowhere.md",
+        ])
     }
 
     @Test("no source file over 400 lines")

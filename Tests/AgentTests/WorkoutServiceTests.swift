@@ -90,8 +90,23 @@ struct WorkoutServiceTests {
         }
     }
 
-    @Test("a 20-minute run at 3 m/s around a loop: one workout, distance within 2 % of the track, start and end within 30 s, started and finished announced once, workout/last retained; a replay and a restart change nothing")
-    func oneRun() async throws {
+    /// A 20-minute run at 3 m/s around a loop fed to the service, then fed again, then the service
+    /// restarted: run once (in-process, a real store) for the claims below.
+    struct OneRun: Sendable {
+        let runStart: Date
+        let runEnd: Date
+        let startedIDs: [String?]
+        let finishedIDs: [String?]
+        let allEvents: String
+        let savedStartMs: Int64?
+        /// The workout/last messages queued, as JSON.
+        let lastMessages: [String]
+        let messagesBeforeReplay: Int
+        let messagesAfterRestart: Int
+        let stored: [(version: Int, id: String)]
+    }
+
+    static let oneRun = Task { () async throws -> OneRun in
         let rig = try Rig()
         let session = Session(start: Self.t0)
         let service = rig.service()
@@ -101,30 +116,10 @@ struct WorkoutServiceTests {
         let started = try await rig.events("started")
         let finished = try await rig.events("finished")
         let all = try await rig.events()
-        try #require(started.count == 1 && finished.count == 1, "events: \(all)")
-        let id = try #require(finished[0]["id"] as? String)
-        #expect(started[0]["id"] as? String == id)
-        let saved = try await rig.store.workout(id: id)
-        #expect(id == WorkoutDocument.id(deviceID: "pi", startMs: try #require(saved).startMs))
-
+        var savedStartMs: Int64?
+        if let id = finished.first?["id"] as? String { savedStartMs = try await rig.store.workout(id: id)?.startMs }
         let lastMessages = try await rig.inner.queued("\(Self.root)/workout/last")
-        let last = try #require(lastMessages.last)
-        #expect(last["id"] as? String == id && last["version"] as? Int == 1 && last["sport"] as? String == "run" && last["source"] as? String == "auto")
-        let distance = try #require(last["distance_m"] as? Double)
-        #expect(abs(distance - 3600) / 3600 < 0.02, "distance \(distance) m against the loop's 3600 m")
-        let startText = try #require(last["start"] as? String)
-        let endText = try #require(last["end"] as? String)
-        let start = try #require(ISO8601DateFormatter().date(from: startText))
-        let end = try #require(ISO8601DateFormatter().date(from: endText))
-        #expect(abs(start.timeIntervalSince(session.runStart)) <= 30, "start \(start) vs \(session.runStart)")
-        #expect(abs(end.timeIntervalSince(session.runEnd)) <= 30, "end \(end) vs \(session.runEnd)")
-        #expect(try #require(last["moving_s"] as? Double) > 1150)
-        #expect((try #require(last["splits"] as? [[String: Any]])).count == 4, "3 whole km and the rest")
-        let hr = try #require(last["hr"] as? [String: Any])
-        #expect(hr["max"] as? Int == 150)
-        #expect((hr["zones_s"] as? [Double])?.count == 5)
-        #expect(try #require(last["trimp"] as? Double) > 0)
-        #expect(last["start"] as? String == ISO8601.formatLocal(start, timeZone: TimeZone(identifier: "Europe/Berlin")!), "local time with offset")
+            .map { String(decoding: try JSONSerialization.data(withJSONObject: $0), as: UTF8.self) }
 
         // The same samples again (a bridge replaying its memory): nothing stored, nothing announced.
         let messagesBefore = try await rig.store.pendingMessages(afterID: 0, limit: 10_000).count
@@ -133,9 +128,74 @@ struct WorkoutServiceTests {
         let restarted = rig.service()
         try await restarted.start(nowMs: rig.clock.now().unixMs)
         try await restarted.tick(nowMs: rig.clock.now().unixMs + 60_000)
-        #expect(try await rig.store.pendingMessages(afterID: 0, limit: 10_000).count == messagesBefore)
+        let messagesAfter = try await rig.store.pendingMessages(afterID: 0, limit: 10_000).count
         let stored = try await rig.store.workouts(fromMs: 0, toMs: .max)
-        #expect(stored.count == 1 && stored.first?.version == 1)
+        return OneRun(
+            runStart: session.runStart, runEnd: session.runEnd, startedIDs: started.map { $0["id"] as? String },
+            finishedIDs: finished.map { $0["id"] as? String }, allEvents: "\(all)", savedStartMs: savedStartMs,
+            lastMessages: lastMessages, messagesBeforeReplay: messagesBefore, messagesAfterRestart: messagesAfter,
+            stored: stored.map { ($0.version, $0.id) })
+    }
+
+    /// The finished workout's id, once exactly one was started and finished.
+    static func oneRunID() async throws -> String {
+        let outcome = try await oneRun.value
+        try #require(outcome.startedIDs.count == 1 && outcome.finishedIDs.count == 1, "events: \(outcome.allEvents)")
+        return try #require(outcome.finishedIDs[0])
+    }
+
+    static func oneRunLast() async throws -> [String: Any] {
+        let text = try #require(try await oneRun.value.lastMessages.last)
+        return try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+    }
+
+    @Test("a 20-minute run: started and finished announced once each, under the workout's id")
+    func oneRunAnnounced() async throws {
+        let outcome = try await Self.oneRun.value
+        let id = try await Self.oneRunID()
+        #expect(outcome.startedIDs[0] == id)
+        #expect(id == WorkoutDocument.id(deviceID: "pi", startMs: try #require(outcome.savedStartMs)))
+    }
+
+    @Test("a 20-minute run: workout/last is queued with the workout's record")
+    func oneRunLastRetained() async throws {
+        let id = try await Self.oneRunID()
+        let last = try await Self.oneRunLast()
+        #expect(last["id"] as? String == id && last["version"] as? Int == 1 && last["sport"] as? String == "run" && last["source"] as? String == "auto")
+        #expect(try #require(last["moving_s"] as? Double) > 1150)
+        #expect((try #require(last["splits"] as? [[String: Any]])).count == 4, "3 whole km and the rest")
+        let hr = try #require(last["hr"] as? [String: Any])
+        #expect(hr["max"] as? Int == 150)
+        #expect((hr["zones_s"] as? [Double])?.count == 5)
+        #expect(try #require(last["trimp"] as? Double) > 0)
+    }
+
+    @Test("a 20-minute run at 3 m/s around a loop: one workout, distance within 2 % of the track")
+    func oneRun() async throws {
+        let last = try await Self.oneRunLast()
+        let distance = try #require(last["distance_m"] as? Double)
+        #expect(abs(distance - 3600) / 3600 < 0.02, "distance \(distance) m against the loop's 3600 m")
+    }
+
+    @Test("a 20-minute run: the workout starts and ends within 30 s of the run, in local time")
+    func oneRunStartAndEnd() async throws {
+        let outcome = try await Self.oneRun.value
+        let session = (runStart: outcome.runStart, runEnd: outcome.runEnd)
+        let last = try await Self.oneRunLast()
+        let startText = try #require(last["start"] as? String)
+        let endText = try #require(last["end"] as? String)
+        let start = try #require(ISO8601DateFormatter().date(from: startText))
+        let end = try #require(ISO8601DateFormatter().date(from: endText))
+        #expect(abs(start.timeIntervalSince(session.runStart)) <= 30, "start \(start) vs \(session.runStart)")
+        #expect(abs(end.timeIntervalSince(session.runEnd)) <= 30, "end \(end) vs \(session.runEnd)")
+        #expect(last["start"] as? String == ISO8601.formatLocal(start, timeZone: TimeZone(identifier: "Europe/Berlin")!), "local time with offset")
+    }
+
+    @Test("a 20-minute run replayed and the service restarted: nothing new stored or announced")
+    func oneRunReplayAndRestart() async throws {
+        let outcome = try await Self.oneRun.value
+        #expect(outcome.messagesAfterRestart == outcome.messagesBeforeReplay)
+        #expect(outcome.stored.count == 1 && outcome.stored.first?.version == 1)
     }
 
     @Test("the agent restarts in the middle of a run: one workout with the id announced when it started")

@@ -45,14 +45,34 @@ struct BacklogFaults {
         /// After the backlog: the day's valid samples as a user asks for them, and no drops but
         /// replays; stops the agent. Returns its peak memory, MiB.
         func expectWhole(_ agent: AgentProcess) async throws -> Double {
+            let figures = try await whole(agent)
+            Self.expectWhole(figures)
+            return figures.peakMiB
+        }
+
+        /// What `expectWhole` judges, read and the agent stopped, for a claim to judge later.
+        struct Whole: Sendable {
+            let day: String
+            let count: Int
+            let validSamples: Int?
+            let dropped: [String: Int]?
+            let exitStatus: Int32?
+            let peakMiB: Double
+        }
+
+        func whole(_ agent: AgentProcess) async throws -> Whole {
             let peak = BacklogFaults.peakMiB(agent.process!.pid)
-            #expect(try await agent.validSamples(on: backlog.day, expected: backlog.count) == backlog.count, "valid_samples of \(backlog.day)")
+            let valid = try await agent.validSamples(on: backlog.day, expected: backlog.count)
             try await Wait.until(timeout: 10, "a status with the drop counts") { dropped != nil }
-            for (reason, count) in dropped ?? [:] where reason != "duplicate" {
+            return Whole(day: backlog.day, count: backlog.count, validSamples: valid, dropped: dropped, exitStatus: agent.stop(), peakMiB: peak)
+        }
+
+        static func expectWhole(_ whole: Whole) {
+            #expect(whole.validSamples == whole.count, "valid_samples of \(whole.day)")
+            for (reason, count) in whole.dropped ?? [:] where reason != "duplicate" {
                 #expect(count == 0, "hr.dropped.\(reason)")
             }
-            #expect(agent.stop() == 0)
-            return peak
+            #expect(whole.exitStatus == 0)
         }
 
         private var dropped: [String: Int]? { (status?["hr"] as? [String: Any])?["dropped"] as? [String: Int] }
@@ -125,30 +145,67 @@ struct BacklogFaults {
             "all 50 000 stored in \(FaultSuite.format(seconds)) s (the broker had them all after \(FaultSuite.format(published)) s: it held the rest meanwhile), valid_samples 50 000, 0 dropped; agent VmHWM \(FaultSuite.format(peak)) MiB")
     }
 
-    @Test("50 000 QoS 1 messages while the store's disk is full: the agent holds a bounded number, the broker the rest; all stored once space is back")
-    func mqttWhileStoreFails() async throws {
+    /// 50 000 QoS 1 messages while the store's disk is full, then space back: once, for the three
+    /// claims below. The agent and the broker are stopped before the outcome is handed out.
+    struct WhileStoreFails: Sendable {
+        let publisherExit: Int32?
+        let publisherText: String
+        let pendingReported: Result<Void, any Error>
+        let held: Int
+        let storedWhileFull: Int
+        let drained: Result<Double, any Error>
+        let whole: Result<Rig.Whole, any Error>
+    }
+
+    static let whileStoreFails = Task { () async throws -> WhileStoreFails in
         let disk = try await SmallDisk(megabytes: 64)
         let rig = try await Rig("backlog-mqtt-full", count: 50_000)
+        defer { rig.broker.stop() }
         let agent = try rig.agent(Self.mqttBridge, store: disk.path + "/k.db")
         _ = try await rig.watcher.waitFor(timeout: 20, "the agent online") { $0.json?["state"] as? String == "online" }
         try disk.fill()
         _ = try await rig.watcher.waitFor(timeout: 20, "status naming the storage error") { DiskFullRig.storeError($0) != nil }
         let publisher = try rig.publish()
         // The broker has acknowledged every message to the publisher: it holds what the agent does not.
-        #expect(await publisher.waitForExit(timeout: 300) == 0, "mosquitto_pub: \(publisher.text.suffix(500))")
+        let publisherExit = await publisher.waitForExit(timeout: 300)
         // The agent takes what it may hold, and says how much in status.
         let pending = { ((rig.status?["store"] as? [String: Any])?["pending_samples"] as? Int) ?? 0 }
-        try await Wait.until(timeout: 20, "status reporting the samples held in memory (\(pending()))") { pending() >= 20_000 }
+        let pendingReported = await captured {
+            try await Wait.until(timeout: 20, "status reporting the samples held in memory (\(pending()))") { pending() >= 20_000 }
+        }
         try await Task.sleep(for: .seconds(2))
         let held = pending()
-        #expect(held <= 20_000 + TransportThread.defaultCapacity, "bounded: \(held)")
         let peakWhileFull = Self.peakMiB(agent.process!.pid)
-        #expect(Self.stored(agent.storePath) == 0, "nothing can be stored yet")
+        let storedWhileFull = Self.stored(agent.storePath)
         disk.free()
-        let drained = try await rig.waitUntilStored(agent, since: Date(), timeout: 180)
-        let peak = try await rig.expectWhole(agent)
+        let drained = await captured { try await rig.waitUntilStored(agent, since: Date(), timeout: 180) }
+        let whole = await captured { try await rig.whole(agent) }
         FaultSuite.report(
             "backlog: mqtt bridge, 50 000 QoS 1 messages while the store's disk is full",
-            "broker acknowledged all 50 000 to the publisher while the agent held \(held) in memory (VmHWM \(FaultSuite.format(peakWhileFull)) MiB), so the broker held at least \(50_000 - held - 4 * TransportThread.defaultCapacity) (the rest, less the agent's queue); all 50 000 stored \(FaultSuite.format(drained)) s after space came back, 0 dropped; VmHWM \(FaultSuite.format(peak)) MiB")
+            "broker acknowledged all 50 000 to the publisher while the agent held \(held) in memory (VmHWM \(FaultSuite.format(peakWhileFull)) MiB), so the broker held at least \(50_000 - held - 4 * TransportThread.defaultCapacity) (the rest, less the agent's queue); all 50 000 stored \(FaultSuite.format((try? drained.get()) ?? -1)) s after space came back, 0 dropped; VmHWM \(FaultSuite.format((try? whole.get())?.peakMiB ?? -1)) MiB")
+        return WhileStoreFails(
+            publisherExit: publisherExit, publisherText: String(publisher.text.suffix(500)), pendingReported: pendingReported, held: held,
+            storedWhileFull: storedWhileFull, drained: drained, whole: whole)
+    }
+
+    @Test("50 000 QoS 1 messages while the store's disk is full: the agent holds a bounded number")
+    func mqttWhileStoreFails() async throws {
+        let outcome = try await Self.whileStoreFails.value
+        try outcome.pendingReported.get()
+        #expect(outcome.held <= 20_000 + TransportThread.defaultCapacity, "bounded: \(outcome.held)")
+        #expect(outcome.storedWhileFull == 0, "nothing can be stored yet")
+    }
+
+    @Test("50 000 QoS 1 messages while the store's disk is full: the broker holds the rest, having acknowledged every one")
+    func mqttWhileStoreFailsBrokerHolds() async throws {
+        let outcome = try await Self.whileStoreFails.value
+        #expect(outcome.publisherExit == 0, "mosquitto_pub: \(outcome.publisherText)")
+    }
+
+    @Test("50 000 QoS 1 messages held while the store's disk was full: all stored once space is back")
+    func mqttWhileStoreFailsAllStored() async throws {
+        let outcome = try await Self.whileStoreFails.value
+        _ = try outcome.drained.get()
+        Rig.expectWhole(try outcome.whole.get())
     }
 }

@@ -79,16 +79,29 @@ struct FeaturePartsTests {
         #expect(throws: SleepStagingError.self) { try RRSeries(heartbeatTimes: [0, .nan]) }
     }
 
-    @Test("the start's local clock time: whole seconds, wrapped at midnight; unknown subject data is NaN")
-    func metadata() throws {
-        let rr = try RRSeries(heartbeatTimes: (0...100).map { Double($0) })
+    static func hundredBeats() throws -> RRSeries { try RRSeries(heartbeatTimes: (0...100).map { Double($0) }) }
+
+    @Test("the start's local clock time: whole seconds, wrapped at midnight")
+    func startClockTime() throws {
+        let rr = try Self.hundredBeats()
         // 2026-11-20T23:59:59.9Z at +00:30 → 00:29:59; at −01:00 → 22:59:59.
         let late = SleepRecording(startUnix: 1_795_219_199.9, utcOffsetSeconds: 1800, rr: rr)
         #expect(late.startClockSeconds == 29 * 60 + 59)
         #expect(SleepRecording(startUnix: 1_795_219_199.9, utcOffsetSeconds: -3600, rr: rr).startClockSeconds == 82_799)
-        let features = SleepFeatures(late)
+    }
+
+    @Test("unknown subject data is NaN")
+    func unknownSubjectData() throws {
+        let rr = try Self.hundredBeats()
+        let features = SleepFeatures(SleepRecording(startUnix: 1_795_219_199.9, utcOffsetSeconds: 1800, rr: rr))
         let age = SleepFeatures.names.firstIndex(of: "age") ?? 0
         #expect(features[0, age].isNaN && features[0, age + 1].isNaN)
+    }
+
+    @Test("known age and gender are features, gender coded as sleepecg codes it")
+    func subjectData() throws {
+        let rr = try Self.hundredBeats()
+        let age = SleepFeatures.names.firstIndex(of: "age") ?? 0
         let known = SleepFeatures(SleepRecording(
             startUnix: 0, utcOffsetSeconds: 0, rr: rr, subject: SubjectData(age: 70, gender: .female)))
         #expect(known[0, age] == 70 && known[0, age + 1] == 0)

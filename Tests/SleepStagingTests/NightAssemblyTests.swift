@@ -27,18 +27,24 @@ struct NightAssemblyTests {
             sorted, wear: wear ?? Self.wear(sorted), window: window, noon: noon, now: now, wearGapSeconds: 1800, rescore: false)
     }
 
-    @Test("a strap taken off at 03:00 and put back on at 04:00: the sleep on both sides is one night; the hour counts neither as sleep nor in bed")
+    /// 22:00 wake 60, sleep 240 (to 03:00), off 60, sleep 180 (to 07:00), wake 20.
+    static let strapOffAndOn = SleepPeriodsTests.epochs([.wake(minutes: 60), .sleep(minutes: 240)])
+        + SleepPeriodsTests.epochs([.sleep(minutes: 180), .wake(minutes: 20)], from: evening + minutes(360))
+
+    @Test("a strap taken off at 03:00 and put back on at 04:00: the sleep on both sides is one night")
     func strapOffAndOn() throws {
-        // 22:00 wake 60, sleep 240 (to 03:00), off 60, sleep 180 (to 07:00), wake 20.
-        let epochs = SleepPeriodsTests.epochs([.wake(minutes: 60), .sleep(minutes: 240)])
-            + SleepPeriodsTests.epochs([.sleep(minutes: 180), .wake(minutes: 20)], from: Self.evening + Self.minutes(360))
-        let night = try #require(Self.assemble(epochs).main)
+        let night = try #require(Self.assemble(Self.strapOffAndOn).main)
         #expect(night.start == Self.evening + Self.minutes(60))
         #expect(night.end == Self.evening + Self.minutes(540))
         #expect(night.sleepSeconds == 420 * 60, "every sleep epoch of both wear spans")
+        #expect(!night.inProgress)
+    }
+
+    @Test("a strap taken off at 03:00 and put back on at 04:00: the hour counts neither as sleep nor in bed")
+    func strapOffHourUnobserved() throws {
+        let night = try #require(Self.assemble(Self.strapOffAndOn).main)
         #expect(night.unobservedSeconds == 60 * 60)
         #expect(abs(Double(night.inBedSeconds) - Self.minutes(60 + 240 + 200)) < 2, "worn time from putting it on to taking it off, less the hour off: \(night.inBedSeconds)")
-        #expect(!night.inProgress)
     }
 
     @Test("efficiency from wear: the strap put on an hour before sleep onset counts that hour in bed")
@@ -50,15 +56,20 @@ struct NightAssemblyTests {
         #expect(abs(night.efficiency - 420.0 / 540) < 0.001)
     }
 
-    @Test("sleep more than an hour of wake away from the rest is still the night's (none of the classifier's sleep before noon is dropped); sleep after noon is a nap")
+    /// 22:00 sleep 300 (to 03:00), wake 70, sleep 40; then 14:00 sleep 60.
+    static let separateSleep = assemble(
+        SleepPeriodsTests.epochs([.sleep(minutes: 300), .wake(minutes: 70), .sleep(minutes: 40)])
+            + SleepPeriodsTests.epochs([.sleep(minutes: 60), .wake(minutes: 5)], from: evening + minutes(960)))
+
+    @Test("sleep more than an hour of wake away from the rest is still the night's (none of the classifier's sleep before noon is dropped)")
     func separateSleep() throws {
-        // 22:00 sleep 300 (to 03:00), wake 70, sleep 40; then 14:00 sleep 60.
-        let night = SleepPeriodsTests.epochs([.sleep(minutes: 300), .wake(minutes: 70), .sleep(minutes: 40)])
-        let afternoon = SleepPeriodsTests.epochs([.sleep(minutes: 60), .wake(minutes: 5)], from: Self.evening + Self.minutes(960))
-        let assembled = Self.assemble(night + afternoon)
-        let main = try #require(assembled.main)
+        let main = try #require(Self.separateSleep.main)
         #expect(main.sleepSeconds == 340 * 60 && main.awakeSeconds == 70 * 60 && main.awakenings == 1)
-        #expect(assembled.naps.map(\.sleepSeconds) == [60 * 60])
+    }
+
+    @Test("sleep after noon is a nap")
+    func sleepAfterNoon() {
+        #expect(Self.separateSleep.naps.map(\.sleepSeconds) == [60 * 60])
     }
 
     @Test("an afternoon nap longer than the night's sleep is still not the night")
@@ -70,11 +81,18 @@ struct NightAssemblyTests {
         #expect(assembled.naps.map(\.sleepSeconds) == [120 * 60])
     }
 
-    @Test("a night still going on is in progress while the strap is worn; taken off for longer than the wear gap, it is over")
+    static let stillAsleep = SleepPeriodsTests.epochs([.wake(minutes: 30), .sleep(minutes: 300)])
+
+    @Test("a night still going on is in progress while the strap is worn")
     func inProgress() throws {
-        let epochs = SleepPeriodsTests.epochs([.wake(minutes: 30), .sleep(minutes: 300)])
+        let last = try #require(Self.stillAsleep.last).end
+        #expect(Self.assemble(Self.stillAsleep, now: last + 60).main?.inProgress == true)
+    }
+
+    @Test("a night whose strap was taken off for longer than the wear gap is over")
+    func overOnceTakenOff() throws {
+        let epochs = Self.stillAsleep
         let last = try #require(epochs.last).end
-        #expect(Self.assemble(epochs, now: last + 60).main?.inProgress == true)
         #expect(Self.assemble(epochs, now: last + 3600).main?.inProgress == false)
         #expect(Self.assemble(epochs, now: nil).main?.inProgress == false)
         // Awake for more than an hour with the strap on: the night is over.
@@ -88,25 +106,43 @@ struct NightAssemblyTests {
         #expect(assembled.main == nil && assembled.naps.isEmpty)
     }
 
-    @Test("wear spans: contact lost for longer than the data gap splits them; notifications without contact are not wear")
+    @Test("wear spans: contact lost for longer than the data gap splits them")
     func wearSpans() {
         let spans = WearSpan.spans([(0, true), (100, true), (150, false), (300, true), (1000, true), (1100, false)])
         #expect(spans == [WearSpan(start: 0, end: 300), WearSpan(start: 1000, end: 1000)])
     }
 
-    @Test("Webster's rules: sleep after long wake starts later; a short sleep between long wake is wake; missing data is never rescored")
-    func webster() {
-        typealias S = SleepPeriods.State
-        func states(_ runs: [(S, Int)]) -> [S] { runs.flatMap { Array(repeating: $0.0, count: $0.1) } }
+    @Test("wear spans: notifications without contact are not wear")
+    func contactlessIsNoWear() {
+        #expect(WearSpan.spans([(0, false), (30, false)]).isEmpty)
+        #expect(WearSpan.spans([(0, true), (30, false), (60, false)]) == [WearSpan(start: 0, end: 0)])
+    }
+
+    typealias S = SleepPeriods.State
+    static func states(_ runs: [(S, Int)]) -> [S] { runs.flatMap { Array(repeating: $0.0, count: $0.1) } }
+
+    @Test("Webster's rules: sleep after long wake starts later")
+    func websterLateOnset() {
+        func states(_ runs: [(S, Int)]) -> [S] { Self.states(runs) }
         // a: 4 min wake → 1 min (2 epochs); b: 10 min → 3 min; c: 15 min → 4 min.
         #expect(WebsterRescoring.rescore(states([(.wake, 8), (.sleep, 20)])) == states([(.wake, 10), (.sleep, 18)]))
         #expect(WebsterRescoring.rescore(states([(.wake, 20), (.sleep, 20)])) == states([(.wake, 26), (.sleep, 14)]))
         #expect(WebsterRescoring.rescore(states([(.wake, 30), (.sleep, 20)])) == states([(.wake, 38), (.sleep, 12)]))
         #expect(WebsterRescoring.rescore(states([(.wake, 7), (.sleep, 20)])) == states([(.wake, 7), (.sleep, 20)]))
+    }
+
+    @Test("Webster's rules: a short sleep between long wake is wake")
+    func websterShortSleep() {
+        func states(_ runs: [(S, Int)]) -> [S] { Self.states(runs) }
         // d: 6 min of sleep between 10 min of wake (after a–c: 16 - 8 min left, surrounded by ≥ 10 min).
         #expect(WebsterRescoring.rescore(states([(.wake, 20), (.sleep, 12), (.wake, 20), (.sleep, 40)])).prefix(52) == states([(.wake, 52)])[...])
         // e: 10 min of sleep between 20 min of wake.
         #expect(WebsterRescoring.rescore(states([(.wake, 40), (.sleep, 28), (.wake, 40)])) == states([(.wake, 108)]))
+    }
+
+    @Test("Webster's rules: missing data is never rescored")
+    func websterMissing() {
+        func states(_ runs: [(S, Int)]) -> [S] { Self.states(runs) }
         // Missing data ends a run and stays missing.
         #expect(WebsterRescoring.rescore(states([(.wake, 30), (.missing, 10), (.sleep, 20)])) == states([(.wake, 30), (.missing, 10), (.sleep, 20)]))
     }

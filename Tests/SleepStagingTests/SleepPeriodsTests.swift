@@ -47,20 +47,27 @@ struct SleepPeriodsTests {
         #expect(main.efficiency == 1)
     }
 
-    @Test("final awakening is the end of the last sleep; a doze after getting up is a nap, not the night")
+    /// A night, then up for 35 minutes, a 20-minute doze, and up for good.
+    static let dozeAfterGettingUp = SleepPeriods.find(in: epochs([
+        .sleep(minutes: 400), .wake(minutes: 35), .sleep(minutes: 20), .wake(minutes: 60),
+    ]))
+
+    @Test("final awakening is the end of the last sleep")
     func finalAwakening() throws {
-        let night = SleepPeriods.find(in: Self.epochs([
-            .sleep(minutes: 400), .wake(minutes: 35), .sleep(minutes: 20), .wake(minutes: 60),
-        ]))
-        let main = try #require(night.main)
+        let main = try #require(Self.dozeAfterGettingUp.main)
         #expect(main.start == Self.evening)
         #expect(main.end == Self.evening + Self.minutes(400))
+    }
+
+    @Test("a doze after getting up is a nap, not the night")
+    func dozeAfterGettingUp() {
+        let night = Self.dozeAfterGettingUp
         #expect(night.naps.map(\.start) == [Self.evening + Self.minutes(435)])
         #expect(night.naps.first?.sleepSeconds == 20 * 60)
     }
 
-    @Test("a wake in the middle shorter than an hour stays in the night as WASO; an hour or more splits it")
-    func wakeInTheMiddle() throws {
+    @Test("a wake in the middle shorter than an hour stays in the night as WASO")
+    func shortWakeInTheMiddle() throws {
         let short = try #require(SleepPeriods.find(in: Self.epochs([
             .wake(minutes: 10), .sleep(minutes: 180), .wake(minutes: 45), .sleep(minutes: 240), .wake(minutes: 5),
         ])).main)
@@ -71,7 +78,10 @@ struct SleepPeriodsTests {
         #expect(short.awakeSeconds == 45 * 60)
         #expect(short.awakenings == 1)
         #expect(abs(short.efficiency - 420.0 / 465.0) < 1e-12)
+    }
 
+    @Test("a wake in the middle of an hour or more splits the night")
+    func longWakeInTheMiddle() throws {
         let split = SleepPeriods.find(in: Self.epochs([.sleep(minutes: 180), .wake(minutes: 60), .sleep(minutes: 240)]))
         let main = try #require(split.main)
         #expect(main.start == Self.evening + Self.minutes(240))
@@ -79,29 +89,42 @@ struct SleepPeriodsTests {
         #expect(split.naps.map(\.sleepSeconds) == [180 * 60], "the first part is other sleep, reported beside the night")
     }
 
-    @Test("brief awakenings and short sleep inside the night all count; each wake run is one awakening")
-    func fragmentedNight() throws {
-        let main = try #require(SleepPeriods.find(in: Self.epochs([
-            .sleep(minutes: 90), .wake(minutes: 0.5), .sleep(minutes: 10), .wake(minutes: 3), .sleep(minutes: 120),
-            .wake(minutes: 20), .sleep(minutes: 60),
-        ])).main)
+    /// Three wake runs (30 s, 3 min, 20 min) between four stretches of sleep, one of them 10 minutes.
+    static let fragmentedNight = SleepPeriods.find(in: epochs([
+        .sleep(minutes: 90), .wake(minutes: 0.5), .sleep(minutes: 10), .wake(minutes: 3), .sleep(minutes: 120),
+        .wake(minutes: 20), .sleep(minutes: 60),
+    ]))
+
+    @Test("brief awakenings and short sleep inside the night all count")
+    func fragmentedNightCounts() throws {
+        let main = try #require(Self.fragmentedNight.main)
         #expect(main.sleepSeconds == (90 + 10 + 120 + 60) * 60)
         #expect(main.awakeSeconds == Int((0.5 + 3 + 20) * 60))
-        #expect(main.awakenings == 3)
     }
 
-    @Test("an afternoon nap is reported separately; a 10-minute doze is not a nap")
-    func nap() throws {
-        // From 13:00: a 40-minute nap at 14:00, a doze at 18:00, the night from 23:00.
-        let night = SleepPeriods.find(in: Self.epochs([
-            .wake(minutes: 60), .sleep(minutes: 40), .wake(minutes: 200), .sleep(minutes: 10), .wake(minutes: 290),
-            .sleep(minutes: 450), .wake(minutes: 30),
-        ], from: Self.evening - Self.minutes(540)))
+    @Test("each wake run inside the night is one awakening")
+    func fragmentedNightAwakenings() throws {
+        #expect(try #require(Self.fragmentedNight.main).awakenings == 3)
+    }
+
+    /// From 13:00: a 40-minute nap at 14:00, a doze at 18:00, the night from 23:00.
+    static let afternoonAndNight = SleepPeriods.find(in: epochs([
+        .wake(minutes: 60), .sleep(minutes: 40), .wake(minutes: 200), .sleep(minutes: 10), .wake(minutes: 290),
+        .sleep(minutes: 450), .wake(minutes: 30),
+    ], from: evening - minutes(540)))
+
+    @Test("a 10-minute doze is neither a nap nor the start of the night")
+    func dozeIsNoNap() throws {
+        let night = Self.afternoonAndNight
         let main = try #require(night.main)
         #expect(main.start == Self.evening + Self.minutes(60))
         #expect(main.sleepSeconds == 450 * 60)
         #expect(night.naps.count == 1)
-        let nap = try #require(night.naps.first)
+    }
+
+    @Test("an afternoon nap is reported separately")
+    func nap() throws {
+        let nap = try #require(Self.afternoonAndNight.naps.first)
         #expect(nap.start == Self.evening - Self.minutes(480))
         #expect(nap.end == Self.evening - Self.minutes(440))
         #expect(nap.sleepSeconds == 40 * 60)

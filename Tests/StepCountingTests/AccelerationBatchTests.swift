@@ -8,7 +8,8 @@ struct AccelerationBatchTests {
         try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
     }
 
-    @Test("rate and samples in mG are read; the other fields are the bridge message's")
+    // The message's other fields (ts, seq, sensor, char) are read by the agent's BridgeMessage, not here.
+    @Test("rate and samples in mG are read")
     func valid() throws {
         let batch = try AccelerationBatch.parse(try Self.object(
             #"{"ts":"2026-11-21T08:00:00.000Z","seq":3,"sensor":"h10","char":"pmd_acc","rate_hz":50,"samples":[[-12,980,40],[0,1001,-3]]}"#

@@ -44,19 +44,33 @@ struct CadenceStepAccumulatorTests {
         #expect(total.maxCadence == 170 && abs(average - 170) < 1e-9)
     }
 
-    @Test("a gap longer than the dropout counts nothing; the newest sample counts nothing yet")
-    func dropout() throws {
+    /// 5 s at 120, a 60 s gap, 2 s at 180, 2 s standing; each sample's cadence counts until the next.
+    static func withDropout() -> CadenceStepAccumulator {
         var accumulator = CadenceStepAccumulator(dropoutMs: 5000)
-        _ = accumulator.add(timeMs: Self.t0, measurement: Self.rsc(120))
-        _ = accumulator.add(timeMs: Self.t0 + 5000, measurement: Self.rsc(120))  // 5 s at 120: 10 steps
-        _ = accumulator.add(timeMs: Self.t0 + 65_000, measurement: Self.rsc(180))  // 60 s gap: nothing
-        _ = accumulator.add(timeMs: Self.t0 + 67_000, measurement: Self.rsc(0))  // 2 s at 180: 6 steps
-        _ = accumulator.add(timeMs: Self.t0 + 69_000, measurement: Self.rsc(0, speed: 0))  // 2 s standing
-        let total = try #require(accumulator.total)
+        _ = accumulator.add(timeMs: t0, measurement: rsc(120))
+        _ = accumulator.add(timeMs: t0 + 5000, measurement: rsc(120))  // 5 s at 120: 10 steps
+        _ = accumulator.add(timeMs: t0 + 65_000, measurement: rsc(180))  // 60 s gap: nothing
+        _ = accumulator.add(timeMs: t0 + 67_000, measurement: rsc(0))  // 2 s at 180: 6 steps
+        _ = accumulator.add(timeMs: t0 + 69_000, measurement: rsc(0, speed: 0))  // 2 s standing
+        return accumulator
+    }
+
+    @Test("a gap longer than the dropout counts nothing")
+    func dropout() throws {
+        let total = try #require(Self.withDropout().total)
         #expect(abs(total.steps - 16) < 1e-9)
         #expect(total.coveredMs == 9000 && total.movingMs == 7000)
         #expect(total.speedWithoutCadenceMs == 2000, "speed without cadence: a belt sensor, not a standing wearer")
         #expect(total.maxCadence == 180)
+    }
+
+    @Test("the newest sample counts nothing yet")
+    func newestCountsNothing() throws {
+        var accumulator = Self.withDropout()
+        let before = try #require(accumulator.total)
+        _ = accumulator.add(timeMs: Self.t0 + 70_000, measurement: Self.rsc(200))
+        let after = try #require(accumulator.total)
+        #expect(abs(after.steps - before.steps) < 1e-9, "the 200 steps/min sample is counted only once a later one closes its interval")
     }
 
     @Test("an older sample is refused and changes nothing")
@@ -72,7 +86,7 @@ struct CadenceStepAccumulatorTests {
         #expect(same, "the same time again is in order")
     }
 
-    @Test("an interval across a bucket boundary is split by time, and the buckets add up")
+    @Test("an interval across a bucket boundary is split by time: steps, distance, covered time and cadence on each side")
     func bucketSplit() throws {
         var accumulator = CadenceStepAccumulator(dropoutMs: 10_000)
         let boundary = Self.t0 + 900_000
@@ -86,11 +100,21 @@ struct CadenceStepAccumulatorTests {
         #expect(buckets[0].maxCadence == 120 && buckets[1].maxCadence == 120)
     }
 
-    @Test("distance: speed × time without totals; wrap, reset and implausible jumps in the total")
-    func distance() throws {
+    static func fourSecondsAtSpeed() -> CadenceStepAccumulator {
         var accumulator = CadenceStepAccumulator(dropoutMs: 10_000)
-        _ = accumulator.add(timeMs: Self.t0, measurement: Self.rsc(160, speed: 2.5))
-        _ = accumulator.add(timeMs: Self.t0 + 4000, measurement: Self.rsc(160, speed: 2.5, total: UInt32.max - 9))
+        _ = accumulator.add(timeMs: t0, measurement: rsc(160, speed: 2.5))
+        _ = accumulator.add(timeMs: t0 + 4000, measurement: rsc(160, speed: 2.5, total: UInt32.max - 9))
+        return accumulator
+    }
+
+    @Test("distance: speed × time without totals")
+    func distanceFromSpeed() throws {
+        #expect(abs(try #require(Self.fourSecondsAtSpeed().total).distanceM - 10) < 1e-9, "2.5 m/s × 4 s")
+    }
+
+    @Test("distance: wrap, reset and implausible jumps in the total")
+    func distanceFromTotals() throws {
+        var accumulator = Self.fourSecondsAtSpeed()
         #expect(abs(try #require(accumulator.total).distanceM - 10) < 1e-9, "2.5 m/s × 4 s")
         _ = accumulator.add(timeMs: Self.t0 + 6000, measurement: Self.rsc(160, total: 40))  // wrapped: 10 + 40 dm
         #expect(abs(try #require(accumulator.total).distanceM - 15) < 1e-9)

@@ -66,11 +66,15 @@ struct RSCMeasurementTests {
         #expect(RSCMeasurement.parse(bytes) == .failure(reason))
     }
 
-    @Test("reserved flag bits 3–7 are ignored but kept; a future field behind them is still rejected")
+    @Test("reserved flag bits 3–7 are ignored but kept")
     func reservedBits() throws {
         let value = try RSCMeasurement.parse(hex: "fc0003aa").get()
         #expect(value.isRunning && value.strideLengthCm == nil && value.totalDistanceDm == nil)
         #expect(value.reservedFlags == 0xF8)
+    }
+
+    @Test("a future field behind reserved flag bits is still rejected")
+    func futureField() {
         #expect(RSCMeasurement.parse(hex: "0c0003aa0102") == .failure(.inconsistent("2 bytes beyond what the flags announce")))
     }
 

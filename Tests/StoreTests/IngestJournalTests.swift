@@ -42,17 +42,21 @@ struct IngestJournalTests {
         return StoredStepRecord(sensor: "strap", firstSampleMs: time, lastSampleMs: time + 59_980, receivedMs: time + 60_000, coveredMs: 60_000, steps: 88)
     }
 
-    @Test("a window's rows come back from its slot exactly; one too large for a slot does not encode")
+    @Test("a window's rows come back from its slot exactly")
     func codecRoundTrip() throws {
         var entry = JournalEntry(seq: 42, fixes: [fix(1), fix(2)], heartRates: [heartRate(3), heartRate(4)], steps: [stepWindow(5)])
         entry.steps.append(StoredStepRecord(sensor: "pod", timeMs: Self.start, receivedMs: Self.start + 3, rsc: [0x02, 0x80, 0x02, 0xAA]))
         let body = try #require(entry.encode())
         #expect(body.count == JournalEntry.bodySize)
         #expect(JournalEntry.decode(body) == entry)
+        #expect(JournalEntry.decode([1, 2, 3]) == nil)
+    }
+
+    @Test("a window too large for a slot does not encode")
+    func tooLargeDoesNotEncode() throws {
         // A 10 Hz strap's window fits; a backlog's hundred notifications do not.
         #expect(JournalEntry(seq: 1, fixes: [fix(1)], heartRates: (0..<10).map { heartRate($0) }).encode() != nil)
         #expect(JournalEntry(seq: 1, fixes: [fix(1)], heartRates: (0..<100).map { heartRate($0) }).encode() == nil)
-        #expect(JournalEntry.decode([1, 2, 3]) == nil)
     }
 
     @Test("rows in the journal are read by the writer (it folds first), by another connection only once folded")
@@ -87,9 +91,8 @@ struct IngestJournalTests {
         #expect(try await store.stepRecords(fromMs: Self.start, toMs: Self.start + 10_000).count == 1)
     }
 
-    @Test("what a crash leaves in the ring is folded at the next start, once; the ring goes on after it")
-    func crashLeftovers() async throws {
-        let directory = try TemporaryDirectory()
+    /// A store that went round its ring more than once and was dropped without a fold, as a SIGKILL leaves it.
+    func crashedRing(in directory: TemporaryDirectory) async throws -> String {
         let path = directory.file("k.db")
         do {
             let store = try Store(path: path, journalFoldAfter: .seconds(3600))
@@ -101,11 +104,38 @@ struct IngestJournalTests {
             #expect(await store.journalStatus().pendingWindows == 29)
             // Dropped without a fold, as a SIGKILL leaves it: the windows committed, not folded.
         }
+        return path
+    }
+
+    @Test("what a crash leaves in the ring is folded at the next start")
+    func crashLeftoversFolded() async throws {
+        let directory = try TemporaryDirectory()
+        let path = try await crashedRing(in: directory)
+        let reopened = try Store(path: path, journalFoldAfter: .seconds(3600))
+        let count = Int64(IngestJournal.slots + 30)
+        #expect(try await reopened.fixes(fromMs: Self.start, toMs: .max) == (0..<count).map { fix($0) })
+    }
+
+    @Test("the ring goes on after what a crash left in it is folded")
+    func crashLeftovers() async throws {
+        let directory = try TemporaryDirectory()
+        let path = try await crashedRing(in: directory)
         let reopened = try Store(path: path, journalFoldAfter: .seconds(3600))
         let count = Int64(IngestJournal.slots + 30)
         try await reopened.write(fixes: [fix(count)], heartRates: [heartRate(count)])
         #expect(try await reopened.fixes(fromMs: Self.start, toMs: .max) == (0...count).map { fix($0) })
         #expect(try await reopened.heartRates(fromMs: Self.start, toMs: .max).count == Int(count) + 1)
+    }
+
+    @Test("what a crash leaves in the ring is folded once: a later start folds nothing again")
+    func crashLeftoversFoldedOnce() async throws {
+        let directory = try TemporaryDirectory()
+        let path = try await crashedRing(in: directory)
+        let count = Int64(IngestJournal.slots + 30)
+        let reopened = try Store(path: path, journalFoldAfter: .seconds(3600))
+        try await reopened.write(fixes: [fix(count)], heartRates: [heartRate(count)])
+        // Folded as a read would: the third store below cannot take the ring while this one has it.
+        await reopened.foldForReaders()
         // A third start finds nothing new to fold: the marker moved on.
         let third = try Store(path: path, journalFoldAfter: .seconds(3600))
         #expect(try await third.fixes(fromMs: Self.start, toMs: .max).count == Int(count) + 1)
@@ -223,15 +253,25 @@ struct IngestJournalTests {
         return (times, try FileManager.default.attributesOfItem(atPath: ring)[.size] as? Int, damaged)
     }
 
-    @Test("a slot that fails its check (torn by a power cut, or damaged) is skipped at the next start; the other windows are folded")
-    func tornSlotIsSkipped() async throws {
-        let reopened = try await reopenedAfterDamagingTheRing(0..<10) { handle in
-            // Slot 3's last bytes as a write cut short would leave them: its check no longer holds.
+    /// Ten windows, slot 3's last bytes as a write cut short would leave them (its check no longer holds), reopened.
+    func reopenedWithATornSlot() async throws -> (times: [Int64], ringSize: Int?, damaged: Int) {
+        try await reopenedAfterDamagingTheRing(0..<10) { handle in
             try handle.seek(toOffset: UInt64(3 * JournalFile.slotSize + 300))
             handle.write(Data(repeating: 0xFF, count: 2000))
         }
-        #expect(reopened.times == [0, 1, 2] + Array(4...10))
+    }
+
+    @Test("a slot that fails its check (torn by a power cut, or damaged) is skipped at the next start")
+    func tornSlotIsSkipped() async throws {
+        let reopened = try await reopenedWithATornSlot()
+        #expect(!reopened.times.contains(3))
         #expect(reopened.damaged == 1, "the torn slot is counted (and logged); never-written slots are not")
+    }
+
+    @Test("the windows beside a slot that fails its check are folded at the next start")
+    func windowsBesideATornSlotFolded() async throws {
+        let reopened = try await reopenedWithATornSlot()
+        #expect(reopened.times == [0, 1, 2] + Array(4...10))
     }
 
     @Test("a ring file of another size (another version's, a copy cut short) is read, its windows folded, then made again")
@@ -241,8 +281,8 @@ struct IngestJournalTests {
         #expect(reopened.ringSize == IngestJournal.slots * JournalFile.slotSize)
     }
 
-    @Test("a ring file deleted while the store runs is made again after the next fold; nothing is lost")
-    func ringDeletedWhileRunning() async throws {
+    /// A store whose ring file was deleted after its first window, then written, folded and written again.
+    func ringDeletedWhileRunning() async throws -> (opened: JournaledStore, ring: String) {
         let opened = try JournaledStore()
         let ring = Store.journalPath(of: opened.path)
         try await opened.store.write(fixes: [fix(0)])
@@ -250,14 +290,24 @@ struct IngestJournalTests {
         try await opened.store.write(fixes: [fix(1)])
         await opened.store.foldForReaders()
         try await opened.store.write(fixes: [fix(2)])
+        return (opened, ring)
+    }
+
+    @Test("a ring file deleted while the store runs is made again after the next fold")
+    func ringDeletedIsMadeAgain() async throws {
+        let (opened, ring) = try await ringDeletedWhileRunning()
         #expect(FileManager.default.fileExists(atPath: ring))
         #expect(try Store.unfoldedJournalEntries(storePath: opened.path).flatMap(\.fixes) == [fix(2)], "the new ring has the window written after the fold")
+    }
+
+    @Test("a ring file deleted while the store runs loses nothing")
+    func ringDeletedLosesNothing() async throws {
+        let (opened, _) = try await ringDeletedWhileRunning()
         #expect(try await opened.store.fixes(fromMs: Self.start, toMs: .max).count == 3)
     }
 
-    @Test("a schema-7 file's ring, a table then, is folded at the first start and the table dropped; the seqs go on after it")
-    func schema7TableIsFoldedAndDropped() async throws {
-        let directory = try TemporaryDirectory()
+    /// A schema-7 file (its ring a table: five windows, the first two folded), opened and written once.
+    func schema7Opened(in directory: TemporaryDirectory) async throws -> (path: String, store: Store) {
         let path = directory.file("k.db")
         do { _ = try Store(path: path) }
         do {
@@ -272,11 +322,25 @@ struct IngestJournalTests {
         }
         let store = try Store(path: path, journalFoldAfter: .seconds(3600))
         try await store.write(fixes: [fix(6)])
+        return (path, store)
+    }
+
+    @Test("a schema-7 file's ring, a table then, is folded at the first start and the table dropped")
+    func schema7TableIsFoldedAndDropped() async throws {
+        let directory = try TemporaryDirectory()
+        let (path, store) = try await schema7Opened(in: directory)
         #expect(try await store.fixes(fromMs: Self.start, toMs: .max).map(\.timeMs) == [3, 4, 5, 6].map { Self.start + $0 * 1000 })
         #expect(try await store.heartRates(fromMs: Self.start, toMs: .max).map(\.timeMs) == [3, 4, 5].map { Self.start + $0 * 1000 })
         let db = try SQLiteConnection(path: path, readOnly: true)
         #expect(try db.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'ingest_journal'") == 0)
         #expect(try db.scalarInt("PRAGMA user_version") == Int64(Schema.latestVersion))
+    }
+
+    @Test("the seqs of a schema-7 file's ring go on after its table's")
+    func schema7SeqsGoOn() async throws {
+        let directory = try TemporaryDirectory()
+        let (path, store) = try await schema7Opened(in: directory)
+        defer { withExtendedLifetime(store) {} }
         let ring = try #require(FileManager.default.contents(atPath: Store.journalPath(of: path)))
         #expect(JournalFile.checkedBodies(Array(ring)).compactMap { JournalEntry.decode($0.body)?.seq } == [6], "the ring's seqs continue after the table's")
     }
@@ -294,14 +358,28 @@ struct IngestJournalTests {
         #expect(try await second.fixes(fromMs: Self.start, toMs: .max).count == 2)
     }
 
-    @Test("a window stored in the ring whose messages cannot be queued (read-only file) is reported stored, not replayed; the messages fail")
-    func messagesFailAfterTheRing() async throws {
+    /// A journaled store with one window, then made read-only, and a message that cannot be queued.
+    func readOnlyAfterAWindow() async throws -> (opened: JournaledStore, draft: OutboxDraft) {
         let opened = try JournaledStore()
+        try await opened.store.write(fixes: [fix(0)])
+        try await opened.store.executeForTest("PRAGMA query_only = ON")
+        return (opened, OutboxDraft(topic: "t/location", retain: false) { _ in [] })
+    }
+
+    @Test("a window stored in the ring whose messages cannot be queued (read-only file): the messages fail")
+    func messagesFail() async throws {
+        let (opened, draft) = try await readOnlyAfterAWindow()
         let store = opened.store
-        try await store.write(fixes: [fix(0)])
-        try await store.executeForTest("PRAGMA query_only = ON")
-        let draft = OutboxDraft(topic: "t/location", retain: false) { _ in [] }
         await #expect(throws: MessagesNotQueued.self) { try await store.write(fixes: [fix(1)], messages: [draft]) }
+        try await store.executeForTest("PRAGMA query_only = OFF")
+        #expect(try await store.pendingMessages(afterID: 0, limit: 10).isEmpty)
+    }
+
+    @Test("a window stored in the ring whose messages cannot be queued (read-only file) is reported stored, not replayed")
+    func messagesFailAfterTheRing() async throws {
+        let (opened, draft) = try await readOnlyAfterAWindow()
+        let store = opened.store
+        _ = try? await store.write(fixes: [fix(1)], messages: [draft])
         do {
             try await store.write(fixes: [fix(2)], messages: [draft])
         } catch let partial as MessagesNotQueued {

@@ -86,23 +86,37 @@ struct RecordColumnsTests {
         #expect(try await store.stepRecords(fromMs: 0, toMs: 2_000_000) == [Self.window, Self.rsc])
     }
 
-    @Test("columns are found by name, in any order; a missing one fails the query; composed SQL is prepared once")
-    func byName() async throws {
-        let directory = try TemporaryDirectory()
+    /// A read-only connection to a filled store's file, kept in `directory`.
+    func filledConnection(in directory: TemporaryDirectory) async throws -> SQLiteConnection {
         let path = directory.file("k.db")
         _ = try await filledStore(path)
-        let db = try SQLiteConnection(path: path, readOnly: true)
+        return try SQLiteConnection(path: path, readOnly: true)
+    }
 
+    @Test("columns are found by name, in any order")
+    func byName() async throws {
+        let directory = try TemporaryDirectory()
+        let db = try await filledConnection(in: directory)
         let reversed = StoredFix.selection.split(separator: ", ").reversed().joined(separator: ", ")
         let shuffled = try db.statement(sql: "SELECT 'x' AS unrelated, \(reversed) FROM fix ORDER BY ts_ms")
         let columns = try shuffled.layout(StoredFix.Columns.self)
         var fixes: [StoredFix] = []
         while try shuffled.step() { fixes.append(columns.fix(shuffled)) }
         #expect(fixes == [Self.fullFix, Self.laterFix])
+    }
 
+    @Test("a column missing from a query that reads whole records fails it")
+    func missingColumnFails() async throws {
+        let directory = try TemporaryDirectory()
+        let db = try await filledConnection(in: directory)
         let partial = try db.statement(sql: "SELECT ts_ms, lat, lon FROM fix")
         #expect(throws: SQLiteError.self) { try partial.layout(StoredFix.Columns.self) }
+    }
 
+    @Test("SQL composed at run time is prepared once")
+    func composedSQLPreparedOnce() async throws {
+        let directory = try TemporaryDirectory()
+        let db = try await filledConnection(in: directory)
         let first = try db.statement(sql: StoredHeartRate.afterID)
         #expect(try db.statement(sql: StoredHeartRate.afterID) === first)
     }

@@ -13,8 +13,18 @@ struct StoreFileTests {
             rrIntervals: [1024])
     }
 
-    @Test("unlinked: noticed, reopened with seq, outbox, aggregates, workouts, shoes and recent rows carried; a reader follows to the new file")
-    func deletedAndReopened() async throws {
+    /// A store with three days of rows, two queued messages, a day aggregate, a workout and its
+    /// shoes, a reader opened on it, and a row written after the last check; not yet unlinked.
+    struct Filled {
+        let directory: TemporaryDirectory
+        let path: String
+        let store: Store
+        let reader: StoreReader
+        let nowMs: Int64
+        let seqs: [Int64]
+    }
+
+    static func filled() async throws -> Filled {
         let directory = try TemporaryDirectory()
         let path = directory.file("k.db")
         let store = try Store(path: path)
@@ -37,9 +47,21 @@ struct StoreFileTests {
         #expect(await store.checkFile() == nil)
         // Written after the last check, before anyone noticed: must not be lost either.
         try await store.write(heartRates: [Self.heartRate(-1, nowMs: nowMs)])
+        return Filled(directory: directory, path: path, store: store, reader: reader, nowMs: nowMs, seqs: seqs)
+    }
 
+    @Test("an unlinked store file is noticed")
+    func deletedIsNoticed() async throws {
+        let filled = try await Self.filled()
+        #expect(unlink(filled.path) == 0)
+        #expect(await filled.store.checkFile() == .deleted)
+    }
+
+    @Test("an unlinked store file is reopened with seq, outbox, aggregates, workouts, shoes and recent rows carried")
+    func deletedAndReopened() async throws {
+        let filled = try await Self.filled()
+        let (path, store, seqs) = (filled.path, filled.store, filled.seqs)
         #expect(unlink(path) == 0)
-        #expect(await store.checkFile() == .deleted)
         let report = try await store.reopen(after: .deleted)
         #expect(FileManager.default.fileExists(atPath: path))
         #expect(await store.checkFile() == nil)
@@ -57,8 +79,15 @@ struct StoreFileTests {
         // Ids from before the reopen do not acknowledge messages in the new file.
         try await store.acknowledge(ids: [1, 2, 3], generation: 0)
         #expect(try await store.outboxSummary().pending == 3)
+        #expect(try await store.integrityCheck() == "ok")
+    }
 
-        // A reader opened before follows the path to the new file.
+    @Test("a reader opened before the store file was unlinked follows the path to the new file")
+    func readerFollows() async throws {
+        let filled = try await Self.filled()
+        let (store, reader, nowMs) = (filled.store, filled.reader, filled.nowMs)
+        #expect(unlink(filled.path) == 0)
+        _ = try await store.reopen(after: .deleted)
         try await store.write(heartRates: [Self.heartRate(-2, nowMs: nowMs)])
         let count = try reader.snapshot {
             var rows = 0

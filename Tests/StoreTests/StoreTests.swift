@@ -20,7 +20,17 @@ struct StoreTests {
         OutboxDraft(topic: topic, retain: true, supersedable: supersedable) { seq in Array("{\"seq\":\(seq)}".utf8) }
     }
 
-    @Test("a fresh file gets the latest schema; reopening keeps data and seq")
+    @Test("a fresh file, in folders that do not exist yet, gets the latest schema")
+    func freshFile() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("nested/dir/k.db")
+        _ = try Store(path: path)
+        let db = try SQLiteConnection(path: path)
+        #expect(try db.scalarInt("PRAGMA user_version") == Int64(Schema.latestVersion))
+        #expect(try db.scalarText("PRAGMA journal_mode") == "wal")
+    }
+
+    @Test("reopening keeps data and seq")
     func freshAndReopen() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("nested/dir/k.db")
@@ -38,7 +48,7 @@ struct StoreTests {
         #expect(try db.scalarText("PRAGMA journal_mode") == "wal")
     }
 
-    @Test("an older file is upgraded; a newer one is refused with a clear message")
+    @Test("an older file is upgraded")
     func migrations() async throws {
         let directory = try TemporaryDirectory()
         let old = directory.file("old.db")
@@ -65,7 +75,11 @@ struct StoreTests {
         #expect(try upgraded.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'rr_interval_by_time'") == 0)
         let kept = try #require(try upgraded.dayAggregate(date: "2026-01-01"))
         #expect(kept.final && kept.firstFix == nil && kept.lastFix == nil && !kept.isStale)
+    }
 
+    @Test("a newer file is refused with a clear message")
+    func newerRefused() async throws {
+        let directory = try TemporaryDirectory()
         let newer = directory.file("newer.db")
         do {
             let db = try SQLiteConnection(path: newer)
@@ -126,15 +140,26 @@ struct StoreTests {
         #expect(try await restarted.pendingMessages(afterID: pending[3].id, limit: 10).map(\.topic) == ["t/4"])
     }
 
-    @Test("a supersedable message replaces its undelivered predecessor; others are never dropped")
-    func superseding() async throws {
+    /// Two rounds of a location and a supersedable health/today, none delivered: the outbox then.
+    func twoUndeliveredRounds() async throws -> [OutboxEntry] {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("k.db"))
         try await store.write(messages: [draft("dev/location"), draft("dev/health/today", supersedable: true)])
         try await store.write(messages: [draft("dev/location"), draft("dev/health/today", supersedable: true)])
-        let pending = try await store.pendingMessages(afterID: 0, limit: 10)
-        #expect(pending.map(\.topic) == ["dev/location", "dev/location", "dev/health/today"])
+        return try await store.pendingMessages(afterID: 0, limit: 10)
+    }
+
+    @Test("a supersedable message replaces its undelivered predecessor")
+    func superseding() async throws {
+        let pending = try await twoUndeliveredRounds()
+        #expect(pending.filter { $0.topic == "dev/health/today" }.count == 1)
         #expect(pending.last?.seq == 4)
+    }
+
+    @Test("a message that is not supersedable is never dropped")
+    func othersNeverDropped() async throws {
+        let pending = try await twoUndeliveredRounds()
+        #expect(pending.map(\.topic) == ["dev/location", "dev/location", "dev/health/today"])
     }
 
     @Test("a refused message is set aside, out of the queue but kept")
@@ -171,9 +196,8 @@ struct StoreTests {
         #expect(try await recovered.integrityCheck() == "ok")
     }
 
-    @Test("a file too large to check whole at start: its small tables are checked, the whole later; damage found then is recorded and the next start moves the file aside")
-    func backgroundCheck() async throws {
-        let directory = try TemporaryDirectory()
+    /// A file whose fix table's root page is damaged (the outbox is not), in `directory`.
+    func damagedFixTable(in directory: TemporaryDirectory) async throws -> String {
         let path = directory.file("k.db")
         do {
             let store = try Store(path: path)
@@ -188,12 +212,27 @@ struct StoreTests {
         try handle.seek(toOffset: UInt64(root - 1) * UInt64(pageSize))
         handle.write(Data(repeating: 0xA5, count: Int(pageSize)))
         try handle.close()
+        return path
+    }
 
+    @Test("a file too large to check whole at start: its small tables are checked at start, the whole later")
+    func backgroundCheck() async throws {
+        let directory = try TemporaryDirectory()
+        let path = try await damagedFixTable(in: directory)
+        let store = try Store(path: path, fullCheckMaxBytes: 0)
+        #expect(store.movedAsideCorruptFile == nil)
+        #expect(store.needsFullCheck)
+        #expect(try await store.pendingMessages(afterID: 0, limit: 10).map(\.topic) == ["a"], "the outbox is usable")
+        #expect(try Store.fullCheck(path: path) != nil, "the full check finds the damage")
+    }
+
+    @Test("damage the later full check finds is recorded, and the next start moves the file aside")
+    func damageFoundLaterMovesFileAside() async throws {
+        let directory = try TemporaryDirectory()
+        let path = try await damagedFixTable(in: directory)
         do {
             let store = try Store(path: path, fullCheckMaxBytes: 0)
-            #expect(store.movedAsideCorruptFile == nil)
             #expect(store.needsFullCheck)
-            #expect(try await store.pendingMessages(afterID: 0, limit: 10).map(\.topic) == ["a"], "the outbox is usable")
             let finding = try #require(try Store.fullCheck(path: path), "the full check finds the damage")
             try Store.markDamaged(path: path, finding: finding)
         }

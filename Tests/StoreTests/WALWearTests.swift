@@ -54,8 +54,16 @@ struct WALWearTests {
         #expect(bytes < 6_000, "WAL bytes per commit: \(bytes)")
     }
 
-    @Test("with the ingest journal a 1 Hz window adds nothing to the WAL: one checked 512-byte slot of the ring file each; the fold, the tables' leaves")
-    func journalFramesPerCommit() async throws {
+    /// 100 windows of a 1 Hz fix and notification written through the ingest journal, not folded yet.
+    struct JournaledWindows {
+        let directory: TemporaryDirectory
+        let path: String
+        let store: Store
+        let start: Int64
+        let commitsBefore: Int
+    }
+
+    static func journaledWindows() async throws -> JournaledWindows {
         let directory = try TemporaryDirectory()
         let path = directory.file("k.db")
         let store = try Store(path: path, journalFoldAfter: .seconds(3600))
@@ -69,12 +77,31 @@ struct WALWearTests {
         try await write(0)
         let commitsBefore = try Self.commits(wal: path + "-wal").commits.count
         for second in Int64(1)..<100 { try await write(second) }
-        #expect(try Self.commits(wal: path + "-wal").commits.count == commitsBefore, "no SQLite commit for a journaled window")
+        return JournaledWindows(directory: directory, path: path, store: store, start: start, commitsBefore: commitsBefore)
+    }
+
+    @Test("with the ingest journal a 1 Hz window adds nothing to the WAL")
+    func journalAddsNothingToTheWAL() async throws {
+        let windows = try await Self.journaledWindows()
+        #expect(try Self.commits(wal: windows.path + "-wal").commits.count == windows.commitsBefore, "no SQLite commit for a journaled window")
+    }
+
+    @Test("with the ingest journal each 1 Hz window is one checked slot of the ring file, in order")
+    func journalSlotPerWindow() async throws {
+        let windows = try await Self.journaledWindows()
+        defer { withExtendedLifetime(windows) {} }
+        let path = windows.path
         let ring = try #require(FileManager.default.contents(atPath: Store.journalPath(of: path)))
         #expect(ring.count == IngestJournal.slots * JournalFile.slotSize)
         let slots = JournalFile.checkedBodies(Array(ring))
         #expect(slots.map(\.slot) == Array(0..<100), "each window its own slot, in order round the ring")
         #expect(slots.compactMap { JournalEntry.decode($0.body)?.seq } == Array(Int64(1)...100))
+    }
+
+    @Test("the fold of 100 journaled windows writes the tables' leaves, far fewer WAL frames than a commit each")
+    func foldWritesTheLeaves() async throws {
+        let windows = try await Self.journaledWindows()
+        let (path, store, start) = (windows.path, windows.store, windows.start)
         await store.foldForReaders()
         let fold = try #require(try Self.commits(wal: path + "-wal").commits.last)
         // 100 fixes and 100 notifications with 200 RR intervals: the tables' new leaves, a few
@@ -84,7 +111,7 @@ struct WALWearTests {
         #expect(try await store.heartRates(fromMs: start, toMs: start + 100_000).map(\.rrIntervals) == Array(repeating: [1041, 1002], count: 100))
     }
 
-    @Test("an existing file keeps its page size and SQLite's checkpoint threshold; a new one checkpoints every 2 MiB")
+    @Test("an existing file keeps its page size and SQLite's checkpoint threshold")
     func existingFileKeepsPageSize() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("old.db")
@@ -99,6 +126,11 @@ struct WALWearTests {
             #expect(try await store.pragma("page_size") == 4096)
             #expect(try await store.pragma("wal_autocheckpoint") == 1000, "as often as before, never more")
         }
+    }
+
+    @Test("a new file gets the store's page size and checkpoints every 2 MiB")
+    func newFileCheckpointsEvery2MiB() async throws {
+        let directory = try TemporaryDirectory()
         let fresh = try Store(path: directory.file("new.db"))
         #expect(try await fresh.pragma("page_size") == Int64(Store.pageSize))
         #expect(try await fresh.pragma("wal_autocheckpoint") == Int64(Store.checkpointBytes / Store.pageSize))

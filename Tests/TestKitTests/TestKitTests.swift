@@ -31,8 +31,16 @@ struct TestKitTests {
         #expect(Ports.isListening(broker.port))
     }
 
-    @Test("gpsd via gpsfake serves a real capture; gpsfake and its gpsd are gone after stop")
-    func gpsfakeServesFixes() async throws {
+    /// gpsfake replaying a real capture, read by gpspipe, then stopped: run once for the two claims.
+    struct GPSFakeOutcome: Sendable {
+        let tpv: Result<String, any Error>
+        let gpsdGone: Result<Void, any Error>
+        let gpsfakeAlive: Bool
+        let portListening: Bool
+    }
+
+    static let gpsfakeOutcome = Task { () async throws -> GPSFakeOutcome in
+        let kit = TestKitTests()
         let gps = try await GPSFake(capture: Tools.fixture("gpsd/bu353s4.log"), cycle: 0.05)
         let gpsfakePID = gps.process.pid
         // gpsfake's gpsd, found first: on a loaded machine the replay can be over (and that gpsd
@@ -44,13 +52,24 @@ struct TestKitTests {
         }
         // Read gpsd's JSON with its own client: a TPV with a position shows the capture is being served.
         let pipe = try ManagedProcess(name: "gpspipe", executable: Tools.find("gpspipe"), arguments: ["-w", "127.0.0.1:\(gps.port)"])
-        let tpv = try await pipe.waitForLine(containing: "\"lat\":-37.78", timeout: 20)
-        #expect(tpv.contains("\"class\":\"TPV\""))
+        let tpv = await captured { try await pipe.waitForLine(containing: "\"lat\":-37.78", timeout: 20) }
         pipe.stop()
         gps.stop()
-        try await Wait.until(timeout: 10, "gpsfake's gpsd to exit") { gpsdPIDs.allSatisfy { !isAlive($0) } }
-        #expect(!isAlive(gpsfakePID))
-        #expect(!Ports.isListening(gps.port))
+        let gpsdGone = await captured { try await Wait.until(timeout: 10, "gpsfake's gpsd to exit") { gpsdPIDs.allSatisfy { !kit.isAlive($0) } } }
+        return GPSFakeOutcome(tpv: tpv, gpsdGone: gpsdGone, gpsfakeAlive: kit.isAlive(gpsfakePID), portListening: Ports.isListening(gps.port))
+    }
+
+    @Test("gpsd via gpsfake serves a real capture")
+    func gpsfakeServesFixes() async throws {
+        #expect(try await Self.gpsfakeOutcome.value.tpv.get().contains("\"class\":\"TPV\""))
+    }
+
+    @Test("gpsfake and its gpsd are gone after stop")
+    func gpsfakeGoneAfterStop() async throws {
+        let outcome = try await Self.gpsfakeOutcome.value
+        try outcome.gpsdGone.get()
+        #expect(!outcome.gpsfakeAlive)
+        #expect(!outcome.portListening)
     }
 
     @Test("a bounded wait fails with the reason")
