@@ -19,7 +19,7 @@ public final class GPSFake: @unchecked Sendable {
         arguments.append(capture)
         process = try ManagedProcess(
             name: "gpsfake:\(port)", executable: Tools.gpsfake, arguments: arguments, environment: ["TMPDIR": directory.path])
-        try await Wait.until(timeout: 15, "gpsd (gpsfake) to listen on \(port): \(process.text)") {
+        try await Wait.until(timeout: 60, "gpsd (gpsfake) to listen on \(port): \(process.text)") {
             Ports.isListening(port) || !process.isRunning
         }
         if !process.isRunning { throw WaitTimeout(description: "gpsfake exited: \(process.text)") }

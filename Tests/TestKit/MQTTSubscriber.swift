@@ -35,7 +35,7 @@ public final class MQTTSubscriber: @unchecked Sendable {
             arguments: ["-oL", Tools.mosquittoSub] + arguments + extraArguments)
         // With -d mosquitto_sub reports the SUBACK: from then on nothing published is missed.
         // (Debug lines lack the field separator, so `messages` skips them.)
-        try await process.waitForLine(containing: "received SUBACK", timeout: 10)
+        try await process.waitForLine(containing: "received SUBACK", timeout: 30)
     }
 
     public var messages: [Message] {
