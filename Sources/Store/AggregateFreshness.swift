@@ -1,4 +1,5 @@
 import Foundation
+import Supervision
 
 /// Keeps a stored day aggregate honest about late rows (schema 4): every write records, for each
 /// local day it added rows to, the newest row id of that day, so a reader can tell whether the
@@ -52,7 +53,7 @@ struct AggregateFreshness {
 
     private mutating func day(of timeMs: Int64) -> String {
         if let current, current.start <= timeMs, timeMs < current.end { return current.day }
-        let day = LocalDay(containing: Date(timeIntervalSince1970: Double(timeMs) / 1000), timeZone: timeZone)
+        let day = LocalDay(containing: Date(unixMs: timeMs), timeZone: timeZone)
         let bounds = day.boundsMs
         current = (day.description, bounds.start, bounds.end)
         return day.description

@@ -1,4 +1,5 @@
 import Foundation
+import Supervision
 import Synchronization
 
 /// A calendar day in an IANA time zone, with its real bounds: 23 h or 25 h on DST days.
@@ -99,7 +100,7 @@ public struct LocalDay: Sendable, Hashable, Comparable, CustomStringConvertible 
     /// query's answer, and the same few days are asked for all day long.
     public var boundsMs: (start: Int64, end: Int64) {
         if let known = Self.bounds.withLock({ $0[self] }) { return known }
-        let computed = (Int64(start.timeIntervalSince1970 * 1000), Int64(end.timeIntervalSince1970 * 1000))
+        let computed = (start.unixMs, end.unixMs)
         Self.bounds.withLock { cache in
             if cache.count >= 64 { cache.removeAll() }
             cache[self] = computed

@@ -17,7 +17,7 @@ public final class SQLiteStatement {
         var statement: OpaquePointer?
         let rc = sqlite3_prepare_v3(connection.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard rc == SQLITE_OK, let statement else {
-            throw SQLiteError(code: rc, message: connection.lastErrorMessage)
+            throw SQLiteError(resultCode: rc, message: connection.lastErrorMessage)
         }
         self.handle = statement
         self.connection = connection
@@ -63,7 +63,7 @@ public final class SQLiteStatement {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
         default:
-            let error = SQLiteError(code: rc, message: connection.lastErrorMessage)
+            let error = SQLiteError(resultCode: rc, message: connection.lastErrorMessage)
             sqlite3_reset(handle)
             throw error
         }
@@ -93,7 +93,7 @@ public final class SQLiteStatement {
             if let columnName = sqlite3_column_name(handle, index), sqlite3_stricmp(columnName, name) == 0 { return index }
         }
         let sql = sqlite3_sql(handle).map { String(cString: $0) } ?? "?"
-        throw SQLiteError(code: SQLITE_ERROR, message: "no result column \(name) in: \(sql)")
+        throw SQLiteError(.error, message: "no result column \(name) in: \(sql)")
     }
 
     public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }

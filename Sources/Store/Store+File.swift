@@ -1,6 +1,6 @@
-import CSQLite
 import Foundation
 import Logging
+import Supervision
 
 /// The file under the store: noticing when the path no longer names the file the
 /// connection has open — deleted by a careless `rm`, replaced by `mv`, an SD card remounted.
@@ -53,14 +53,13 @@ extension Store {
         seq = carriedSeq
         let since = verifiedCursor
         db = fresh
-        journalLoaded = false
-        journalFile = nil
+        ring.unload()
         acknowledgedUndeleted.removeAll()
         outboxLeftByLastRun = (try? db.scalarInt("SELECT coalesce(max(id), 0) FROM outbox")) ?? 0
         fileGeneration += 1
         identity = FileIdentity(path: path)
         // Raw rows in small transactions, letting ingest in between: the new file takes writes now.
-        let fromMs = Int64(now.timeIntervalSince1970 * 1000) - Self.carriedRowsMaxAgeMs
+        let fromMs = now.unixMs - Self.carriedRowsMaxAgeMs
         do {
             report.fixes = try await copyFixes(from: old, fromMs: fromMs, afterID: since.fixID)
             report.heartRates = try await copyHeartRates(from: old, fromMs: fromMs, afterID: since.heartRateID)

@@ -83,7 +83,7 @@ struct RetentionTests {
     @Test("old raw rows go, aggregates stay; over max_bytes the oldest go first and the file gives space back")
     func retentionAndCap() async throws {
         let directory = try TemporaryDirectory("retention")
-        let store = try Store(path: directory.file("k.db"), synchronous: "normal")
+        let store = try Store(Store.Configuration(path: directory.file("k.db"), synchronous: .normal))
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         let day: Int64 = 86_400_000
         let nowMs = Int64(now.timeIntervalSince1970 * 1000)

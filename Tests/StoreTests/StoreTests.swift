@@ -190,14 +190,14 @@ struct StoreTests {
         try handle.close()
 
         do {
-            let store = try Store(path: path, fullCheckMaxBytes: 0)
+            let store = try Store(Store.Configuration(path: path, fullCheckMaxBytes: 0))
             #expect(store.movedAsideCorruptFile == nil)
             #expect(store.needsFullCheck)
             #expect(try await store.pendingMessages(afterID: 0, limit: 10).map(\.topic) == ["a"], "the outbox is usable")
             let finding = try #require(try Store.fullCheck(path: path), "the full check finds the damage")
             try Store.markDamaged(path: path, finding: finding)
         }
-        let replaced = try Store(path: path, fullCheckMaxBytes: 0)
+        let replaced = try Store(Store.Configuration(path: path, fullCheckMaxBytes: 0))
         let aside = try #require(replaced.movedAsideCorruptFile)
         #expect(FileManager.default.fileExists(atPath: aside))
         #expect(!FileManager.default.fileExists(atPath: path + ".damaged"), "the record is consumed")

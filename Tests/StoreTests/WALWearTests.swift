@@ -58,7 +58,7 @@ struct WALWearTests {
     func journalFramesPerCommit() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("k.db")
-        let store = try Store(path: path, journalFoldAfter: .seconds(3600))
+        let store = try Store(Store.Configuration(path: path, journalFoldAfter: .seconds(3600)))
         let start: Int64 = 1_700_000_000_000
         func write(_ second: Int64) async throws {
             let time = start + second * 1000
@@ -71,7 +71,7 @@ struct WALWearTests {
         for second in Int64(1)..<100 { try await write(second) }
         #expect(try Self.commits(wal: path + "-wal").commits.count == commitsBefore, "no SQLite commit for a journaled window")
         let ring = try #require(FileManager.default.contents(atPath: Store.journalPath(of: path)))
-        #expect(ring.count == IngestJournal.slots * JournalFile.slotSize)
+        #expect(ring.count == IngestRing.slots * JournalFile.slotSize)
         let slots = JournalFile.checkedBodies(Array(ring))
         #expect(slots.map(\.slot) == Array(0..<100), "each window its own slot, in order round the ring")
         #expect(slots.compactMap { JournalEntry.decode($0.body)?.seq } == Array(Int64(1)...100))
