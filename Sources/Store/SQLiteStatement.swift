@@ -127,20 +127,3 @@ public final class SQLiteStatement {
         return Array(UnsafeRawBufferPointer(start: pointer, count: count))
     }
 }
-
-/// Where one record type's columns are in a statement's results, found by name when the
-/// statement is first used (`SQLiteStatement.layout`): decoding a row then reads by index, as
-/// cheaply as hard-coded positions, whatever order a SELECT lists its columns in.
-protocol ColumnLayout {
-    init(_ statement: SQLiteStatement) throws
-}
-
-public enum SQLiteValue: Sendable, Equatable {
-    case integer(Int64)
-    case real(Double)
-    case text(String)
-    case blob([UInt8])
-
-    public static func int(_ value: Int?) -> SQLiteValue? { value.map { .integer(Int64($0)) } }
-    public static func double(_ value: Double?) -> SQLiteValue? { value.map { .real($0) } }
-}

@@ -2,20 +2,6 @@ import Foundation
 import Logging
 import Supervision
 
-public enum StoreError: Error, CustomStringConvertible {
-    case newerSchema(found: Int, supported: Int, path: String)
-    case sqlite(SQLiteError, path: String)
-
-    public var description: String {
-        switch self {
-        case .newerSchema(let found, let supported, let path):
-            "\(path) has schema version \(found), newer than this keepalive understands (\(supported)); install a newer keepalive or move the file away"
-        case .sqlite(let error, let path):
-            "\(path): \(error)"
-        }
-    }
-}
-
 /// The agent's SQLite store: fixes, heart-rate notifications, daily aggregates, agent state and
 /// the durable outbox, in one WAL-mode file.
 ///
