@@ -18,7 +18,8 @@ import Foundation
 ///
 /// A slot is a CRC-32 of the body, then the body (`JournalEntry`). A slot torn by a power cut
 /// during its write fails the check and is skipped: its window had not been reported stored,
-/// because `write` returns after `fdatasync`. Not thread-safe: the `Store` actor owns it.
+/// because `write` returns after `fdatasync`. Not thread-safe: `IngestRing`, inside the `Store`
+/// actor, owns it.
 final class JournalFile {
     static let slotSize = 4096
     static let bodySize = slotSize - 4

@@ -226,7 +226,7 @@ struct StoreTests {
     func aggregateFreshness() async throws {
         let directory = try TemporaryDirectory()
         let berlin = try #require(TimeZone(identifier: "Europe/Berlin"))
-        let store = try Store(path: directory.file("k.db"), dayTimeZone: berlin)
+        let store = try Store(Store.Configuration(path: directory.file("k.db"), dayTimeZone: berlin))
         let day = try #require(LocalDay("2026-10-25", timeZone: berlin))  // 25 h long
         let (start, end) = day.boundsMs
         func sample(_ ms: Int64) -> StoredHeartRate {
