@@ -35,11 +35,11 @@ struct AgentRunner {
     private func openStore(clock: AgentClock) async throws -> Store {
         let store: Store
         do {
-            store = try Store(
-                path: config.store.path, synchronous: config.store.synchronous.rawValue,
+            store = try Store(Store.Configuration(
+                path: config.store.path, synchronous: config.store.synchronous == .normal ? .normal : .full,
                 fullCheckMaxBytes: TestHooks.current.storeFullCheckMaxBytes ?? Store.defaultFullCheckMaxBytes,
                 dayTimeZone: AggregateSettings(config: config).timeZone,
-                journalFoldAfter: config.store.foldS > 0 ? .seconds(config.store.foldS) : nil, clock: clock, logger: logger)
+                journalFoldAfter: config.store.foldS > 0 ? .seconds(config.store.foldS) : nil, clock: clock), logger: logger)
         } catch {
             logger.critical("cannot open the store", metadata: ["path": "\(config.store.path)", "error": "\(error)"])
             throw ExitCodeError.cannotCreate

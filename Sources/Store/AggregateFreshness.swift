@@ -1,4 +1,5 @@
 import Foundation
+import Supervision
 
 /// Keeps a stored day aggregate honest about late rows (schema 4): every write records, for each
 /// local day it added rows to, the newest row id of that day, so a reader can tell whether the

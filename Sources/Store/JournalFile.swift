@@ -1,5 +1,4 @@
 import CDirectIO
-import CSQLite
 import Foundation
 
 /// The ingest journal's ring on disk: `<store>-ingest`, next to the store file, `slots` slots of
@@ -19,7 +18,8 @@ import Foundation
 ///
 /// A slot is a CRC-32 of the body, then the body (`JournalEntry`). A slot torn by a power cut
 /// during its write fails the check and is skipped: its window had not been reported stored,
-/// because `write` returns after `fdatasync`. Not thread-safe: the `Store` actor owns it.
+/// because `write` returns after `fdatasync`. Not thread-safe: `IngestRing`, inside the `Store`
+/// actor, owns it.
 final class JournalFile {
     static let slotSize = 4096
     static let bodySize = slotSize - 4
@@ -109,7 +109,7 @@ final class JournalFile {
     /// Writes `body` (`bodySize` bytes) to `slot` with its check, durably.
     func write(slot: Int, body: [UInt8]) throws {
         guard body.count == Self.bodySize, (0..<slots).contains(slot) else {
-            throw SQLiteError(code: SQLITE_MISUSE, message: "ingest journal: slot \(slot) of \(slots), a body of \(body.count) bytes")
+            throw JournalFileError(operation: "write slot \(slot) of \(slots), a body of \(body.count) bytes", path: path, errno: EINVAL)
         }
         let check = CRC32.checksum(body)
         for index in 0..<4 { buffer[index] = UInt8(truncatingIfNeeded: check >> (8 * UInt32(index))) }
@@ -145,16 +145,8 @@ final class JournalFile {
         }
     }
 
-    /// As SQLite reports the same trouble, so the agent treats both alike (a full disk, a
-    /// read-only one, an I/O error).
-    private static func error(_ operation: String, path: String) -> SQLiteError {
-        let number = errno
-        let code: Int32 =
-            switch number {
-            case ENOSPC, EDQUOT: SQLITE_FULL
-            case EROFS, EACCES, EPERM: SQLITE_READONLY
-            default: SQLITE_IOERR
-            }
-        return SQLiteError(code: code, message: "ingest journal \(path): \(operation): \(String(cString: strerror(number)))")
+    /// The call that failed, with the `errno` it left.
+    private static func error(_ operation: String, path: String) -> JournalFileError {
+        JournalFileError(operation: operation, path: path, errno: errno)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Supervision
 import Synchronization
 
 /// A calendar day in an IANA time zone, with its real bounds: 23 h or 25 h on DST days.

@@ -1,4 +1,3 @@
-import CSQLite
 
 /// The read queries, shared by the `Store` actor (the agent's writer connection) and
 /// `StoreReader` (a read-only connection for queries and the command line).

@@ -19,7 +19,7 @@ public final class SQLiteConnection {
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
             sqlite3_close_v2(db)
-            throw SQLiteError(code: rc, message: message)
+            throw SQLiteError(resultCode: rc, message: message)
         }
         handle = db
         sqlite3_extended_result_codes(db, 1)
@@ -39,7 +39,7 @@ public final class SQLiteConnection {
         if rc != SQLITE_OK {
             let message = errorMessage.map { String(cString: $0) } ?? lastErrorMessage
             sqlite3_free(errorMessage)
-            throw SQLiteError(code: rc, message: message)
+            throw SQLiteError(resultCode: rc, message: message)
         }
     }
 
@@ -121,6 +121,6 @@ public final class SQLiteConnection {
     var lastErrorMessage: String { String(cString: sqlite3_errmsg(handle)) }
 
     func check(_ rc: Int32) throws {
-        if rc != SQLITE_OK { throw SQLiteError(code: rc, message: lastErrorMessage) }
+        if rc != SQLITE_OK { throw SQLiteError(resultCode: rc, message: lastErrorMessage) }
     }
 }

@@ -17,7 +17,7 @@ public final class SQLiteStatement {
         var statement: OpaquePointer?
         let rc = sqlite3_prepare_v3(connection.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard rc == SQLITE_OK, let statement else {
-            throw SQLiteError(code: rc, message: connection.lastErrorMessage)
+            throw SQLiteError(resultCode: rc, message: connection.lastErrorMessage)
         }
         self.handle = statement
         self.connection = connection
@@ -63,7 +63,7 @@ public final class SQLiteStatement {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
         default:
-            let error = SQLiteError(code: rc, message: connection.lastErrorMessage)
+            let error = SQLiteError(resultCode: rc, message: connection.lastErrorMessage)
             sqlite3_reset(handle)
             throw error
         }
@@ -93,7 +93,7 @@ public final class SQLiteStatement {
             if let columnName = sqlite3_column_name(handle, index), sqlite3_stricmp(columnName, name) == 0 { return index }
         }
         let sql = sqlite3_sql(handle).map { String(cString: $0) } ?? "?"
-        throw SQLiteError(code: SQLITE_ERROR, message: "no result column \(name) in: \(sql)")
+        throw SQLiteError(.error, message: "no result column \(name) in: \(sql)")
     }
 
     public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
@@ -126,21 +126,4 @@ public final class SQLiteStatement {
         guard count > 0, let pointer = sqlite3_column_blob(handle, column) else { return [] }
         return Array(UnsafeRawBufferPointer(start: pointer, count: count))
     }
-}
-
-/// Where one record type's columns are in a statement's results, found by name when the
-/// statement is first used (`SQLiteStatement.layout`): decoding a row then reads by index, as
-/// cheaply as hard-coded positions, whatever order a SELECT lists its columns in.
-protocol ColumnLayout {
-    init(_ statement: SQLiteStatement) throws
-}
-
-public enum SQLiteValue: Sendable, Equatable {
-    case integer(Int64)
-    case real(Double)
-    case text(String)
-    case blob([UInt8])
-
-    public static func int(_ value: Int?) -> SQLiteValue? { value.map { .integer(Int64($0)) } }
-    public static func double(_ value: Double?) -> SQLiteValue? { value.map { .real($0) } }
 }

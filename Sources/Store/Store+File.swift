@@ -1,6 +1,6 @@
-import CSQLite
 import Foundation
 import Logging
+import Supervision
 
 /// The file under the store: noticing when the path no longer names the file the
 /// connection has open — deleted by a careless `rm`, replaced by `mv`, an SD card remounted.
@@ -53,8 +53,7 @@ extension Store {
         seq = carriedSeq
         let since = verifiedCursor
         db = fresh
-        journalLoaded = false
-        journalFile = nil
+        ring.unload()
         acknowledgedUndeleted.removeAll()
         outboxLeftByLastRun = (try? db.scalarInt("SELECT coalesce(max(id), 0) FROM outbox")) ?? 0
         fileGeneration += 1
@@ -223,50 +222,4 @@ extension Store {
         SELECT \(StoredHeartRate.selection)
         FROM hr_sample s WHERE (s.ts_ms, s.id) > (?, ?) ORDER BY s.ts_ms, s.id LIMIT ?
         """
-}
-
-/// What became of the store's file while the agent ran.
-public enum StoreFileProblem: String, Sendable {
-    /// The path names no file (removed, or its file system gone).
-    case deleted
-    /// The path names another file.
-    case replaced
-}
-
-/// What `Store.reopen` carried from the old file into the new one.
-public struct StoreReopened: Sendable, Equatable {
-    public var problem: StoreFileProblem
-    /// Where a damaged replacement was moved to.
-    public var movedAside: String?
-    public var outboxMessages = 0
-    public var dayAggregates = 0
-    public var fixes = 0
-    public var heartRates = 0
-    public var stepRecords = 0
-}
-
-/// Which files a store path and its `-wal` and `-shm` name: device and inode of each.
-struct FileIdentity: Equatable, Sendable {
-    struct Node: Equatable, Sendable {
-        var device: UInt64
-        var inode: UInt64
-
-        /// nil when `path` names no file (or cannot be looked at).
-        init?(path: String) {
-            var info = stat()
-            guard stat(path, &info) == 0 else { return nil }
-            device = UInt64(info.st_dev)
-            inode = UInt64(info.st_ino)
-        }
-    }
-
-    var main: Node?
-    var wal: Node?
-    var shm: Node?
-
-    init(path: String) {
-        main = Node(path: path)
-        wal = Node(path: path + "-wal")
-        shm = Node(path: path + "-shm")
-    }
 }

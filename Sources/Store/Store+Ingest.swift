@@ -22,13 +22,11 @@ extension Store {
         let hasRows = !fixes.isEmpty || !heartRates.isEmpty || !steps.isEmpty
         var result = StoreWriteResult()
         var journaled = false
-        if let journalFile, hasRows, !journal.isDue(now: .now) {
+        if ring.takesWindows, hasRows, !ring.isDue() {
             let unseen = try unseenRows(fixes: fixes, heartRates: heartRates, steps: steps)
             if unseen.isEmpty {
                 journaled = true
-            } else if try mayJournal(unseen), let body = unseen.encode() {
-                try writeSlot(body, to: journalFile)
-                journal.append(unseen, now: .now)
+            } else if try ring.mayHold(unseen, newestAggregateEnd: newestAggregateEnd), try ring.append(unseen) {
                 journaled = true
             }
             if journaled {
@@ -44,8 +42,8 @@ extension Store {
         do {
             let seqs = try db.transaction {
                 if toTables {
-                    if !journal.pending.isEmpty {
-                        try fold(journal.pending)
+                    if !ring.pending.isEmpty {
+                        try fold(ring.pending)
                         try deleteAcknowledged(acknowledged)
                         foldedNow = true
                     }
@@ -68,7 +66,7 @@ extension Store {
             throw error
         }
         if foldedNow {
-            journal.folded()
+            ring.folded()
             acknowledgedUndeleted.subtract(acknowledged)
             makeRingAgainIfMoved()
         }

@@ -1,20 +1,19 @@
-import CSQLite
 import Foundation
 
 /// A damaged file is found at start (`openChecked`), or in the background for a file too large
 /// to check then (`fullCheck`, `markDamaged`), and moved aside, never repaired in place.
 extension Store {
     /// Opens, sets the pragmas, and checks the file: all of it up to `fullCheckMaxBytes`, else
-    /// the small tables the agent cannot run without. A damaged file throws SQLITE_CORRUPT.
+    /// the small tables the agent cannot run without. A damaged file throws a `corrupt` SQLiteError.
     /// Returns the connection and whether the whole file was checked.
-    static func openChecked(path: String, synchronous: String, fullCheckMaxBytes: Int64) throws -> (SQLiteConnection, Bool) {
+    static func openChecked(path: String, synchronous: Synchronous, fullCheckMaxBytes: Int64) throws -> (SQLiteConnection, Bool) {
         let connection = try SQLiteConnection(path: path)
         // Both only take effect on a new, empty file, and must come before WAL mode fixes its
         // header: small pages for SD-card wear (see `pageSize`); pruning gives space back.
         try connection.execute("PRAGMA page_size = \(pageSize)")
         try connection.execute("PRAGMA auto_vacuum = INCREMENTAL")
         try connection.execute("PRAGMA journal_mode = WAL")
-        try connection.execute("PRAGMA synchronous = \(synchronous == "normal" ? "NORMAL" : "FULL")")
+        try connection.execute("PRAGMA synchronous = \(synchronous.pragma)")
         try connection.execute("PRAGMA foreign_keys = ON")
         // Keep the WAL from growing without bound between checkpoints on a busy day.
         try connection.execute("PRAGMA journal_size_limit = 8388608")
@@ -40,7 +39,7 @@ extension Store {
             check = finding
         }
         guard check == "ok" else {
-            throw SQLiteError(code: SQLITE_CORRUPT, message: "quick_check: \(check)")
+            throw SQLiteError(.corrupt, message: "quick_check: \(check)")
         }
         return (connection, whole)
     }

@@ -20,47 +20,16 @@ extension Store {
     /// read, if it is there. A ring that cannot be opened (another agent holds it, a read-only
     /// directory) leaves the journal off for this file: windows go to the tables, logged.
     func loadJournalIfNeeded() throws {
-        guard !journalLoaded else { return }
+        guard !ring.isLoaded else { return }
         let folded = try db.scalarInt("SELECT value FROM agent_state WHERE key = 'journal_folded'") ?? 0
-        var found: [(slot: Int, entry: JournalEntry)] = []
-        journalFile = nil
-        let filePath = Self.journalPath(of: path)
-        if journalEnabled || FileManager.default.fileExists(atPath: filePath) {
-            do {
-                let file = try JournalFile(path: filePath, slots: IngestJournal.slots, syncsEachWrite: synchronous != "normal")
-                let contents = try file.read()
-                if contents.damaged > 0 {
-                    logger.error("ingest journal slots fail their check (a write cut short by a power cut, or damage); skipped: their windows had not been reported stored", metadata: ["slots": "\(contents.damaged)"])
-                }
-                if !file.direct {
-                    logger.notice("the filesystem refuses O_DIRECT: the ingest journal goes through the page cache", metadata: ["path": "\(filePath)"])
-                }
-                for (slot, body) in contents.bodies {
-                    guard let entry = JournalEntry.decode(body) else {
-                        logger.error("an ingest journal slot passed its check but cannot be read; its rows are lost", metadata: ["slot": "\(slot)"])
-                        continue
-                    }
-                    if entry.seq > 0 { found.append((contents.isRing ? slot : -1, entry)) }
-                }
-                // Made (again) only after its windows were read: they are folded below either way.
-                if !contents.isRing { try file.make() }
-                if journalEnabled { journalFile = file }
-            } catch {
-                logger.error("cannot use the ingest journal file; windows go to the tables directly", metadata: ["error": "\(error)"])
-            }
-        }
+        let found = ring.open(storePath: path, logger: logger)
         let hadTable = try legacyJournalExists()
         let legacy = hadTable ? try legacyJournalEntries() : []
-        let newestSlot = found.filter { $0.slot >= 0 }.max { $0.entry.seq < $1.entry.seq }?.slot ?? -1
-        let stored = found.map(\.entry) + legacy
-        var fresh = IngestJournal(foldAfter: journal.foldAfter)
-        fresh.resume(afterSlot: newestSlot, seq: max(folded, stored.map(\.seq).max() ?? 0))
-        journal = fresh
-        let entries = stored.filter { $0.seq > folded }.sorted { $0.seq < $1.seq }
+        let entries = ring.resume(found: found, legacy: legacy, folded: folded)
         // Loaded once the leftovers are in the tables: while the fold fails (a full disk at
         // boot) every write tries again and fails, so no new window overwrites their slots.
         guard !entries.isEmpty || hadTable else {
-            journalLoaded = true
+            ring.loaded()
             return
         }
         let rows = try db.transaction {
@@ -68,14 +37,14 @@ extension Store {
             if hadTable { try db.execute("DROP TABLE ingest_journal") }
             return rows
         }
-        journalLoaded = true
+        ring.loaded()
         if !entries.isEmpty {
             logger.notice("folded the ingest journal left by the last run", metadata: ["windows": "\(entries.count)", "rows": "\(rows)"])
         }
     }
 
     /// `<store>-ingest`: the ring of the store at `storePath`.
-    static func journalPath(of storePath: String) -> String { storePath + "-ingest" }
+    static func journalPath(of storePath: String) -> String { IngestRing.path(of: storePath) }
 
     /// The windows the next start would fold, read from a stopped (or killed) agent's files
     /// without touching them: the ring's checked slots past `journal_folded`.
@@ -108,25 +77,22 @@ extension Store {
     /// Acknowledged outbox rows are deleted in the same commit.
     func foldJournal() throws {
         try loadJournalIfNeeded()
-        guard !journal.pending.isEmpty || !acknowledgedUndeleted.isEmpty else { return }
+        guard !ring.pending.isEmpty || !acknowledgedUndeleted.isEmpty else { return }
         let acknowledged = acknowledgedUndeleted
         try db.transaction {
-            try fold(journal.pending)
+            try fold(ring.pending)
             try deleteAcknowledged(acknowledged)
         }
-        journal.folded()
+        ring.folded()
         acknowledgedUndeleted.subtract(acknowledged)
         makeRingAgainIfMoved()
     }
 
-    /// After a fold (nothing pending): a ring file deleted or replaced at its path (a careless
-    /// `rm`, a restore) is let go and a new one made by the next write. Until the fold the
-    /// windows went to the file still open — safe from everything but a crash meanwhile.
+    /// After a fold: a ring file deleted or replaced at its path is let go, and a new one made
+    /// by the next write (`IngestRing.letGoIfMoved`).
     func makeRingAgainIfMoved() {
-        guard let journalFile, journal.pending.isEmpty, !journalFile.isAtItsPath else { return }
-        logger.warning("the ingest journal file was deleted or replaced; making it again", metadata: ["path": "\(journalFile.path)"])
-        self.journalFile = nil
-        journalLoaded = false
+        guard let moved = ring.letGoIfMoved() else { return }
+        logger.warning("the ingest journal file was deleted or replaced; making it again", metadata: ["path": "\(moved)"])
     }
 
     /// Folds once the oldest pending window has waited `foldAfter`, when no write came to do it
@@ -134,7 +100,7 @@ extension Store {
     /// Acknowledged outbox rows with nothing left to fold (the sensors are quiet, no fold will
     /// come) are deleted now, in a commit of their own as without the journal.
     public func foldJournalIfDue() {
-        guard journalLoaded, journal.isDue(now: .now) || (journal.pending.isEmpty && !acknowledgedUndeleted.isEmpty) else { return }
+        guard ring.isLoaded, ring.isDue() || (ring.pending.isEmpty && !acknowledgedUndeleted.isEmpty) else { return }
         foldForReaders()
     }
 
@@ -151,35 +117,31 @@ extension Store {
     }
 
     /// What `status.store.journal` reports.
-    public func journalStatus() -> JournalStatus {
-        JournalStatus(
-            enabled: journalEnabled && (journalFile != nil || !journalLoaded), pendingWindows: journal.pending.count, pendingRows: journal.pendingRows, folds: journal.folds,
-            foldedRows: journal.foldedRows)
-    }
+    public func journalStatus() -> JournalStatus { ring.status }
 
     // MARK: Inside a write's transaction
 
     /// The rows of a write not already stored or pending (a replay stores nothing), as the
     /// journal's next window.
     func unseenRows(fixes: [StoredFix], heartRates: [StoredHeartRate], steps: [StoredStepRecord]) throws -> JournalEntry {
-        var entry = JournalEntry(seq: journal.nextSeq)
+        var entry = JournalEntry(seq: ring.nextSeq)
         var fixTimes: Set<Int64> = []
-        for fix in fixes where !journal.holds(fixAt: fix.timeMs) && fixTimes.insert(fix.timeMs).inserted {
+        for fix in fixes where !ring.holds(fixAt: fix.timeMs) && fixTimes.insert(fix.timeMs).inserted {
             if try exists(db.statement("SELECT 1 FROM fix WHERE ts_ms = ?").bind(.integer(fix.timeMs))) { continue }
             entry.fixes.append(fix)
         }
-        var heartRateKeys: Set<IngestJournal.HeartRateKey> = []
+        var heartRateKeys: Set<IngestRing.HeartRateKey> = []
         for sample in heartRates {
-            let key = IngestJournal.HeartRateKey(sensor: sample.sensor, timeMs: sample.timeMs)
-            guard !journal.holds(key), heartRateKeys.insert(key).inserted else { continue }
+            let key = IngestRing.HeartRateKey(sensor: sample.sensor, timeMs: sample.timeMs)
+            guard !ring.holds(key), heartRateKeys.insert(key).inserted else { continue }
             if try exists(db.statement("SELECT 1 FROM hr_sample WHERE sensor = ? AND ts_ms = ?")
                 .bind(.text(sample.sensor), .integer(sample.timeMs))) { continue }
             entry.heartRates.append(sample)
         }
-        var stepKeys: Set<IngestJournal.StepKey> = []
+        var stepKeys: Set<IngestRing.StepKey> = []
         for record in steps {
-            let key = IngestJournal.StepKey(sensor: record.sensor, kind: record.kind.rawValue, timeMs: record.timeMs)
-            guard !journal.holds(key), stepKeys.insert(key).inserted else { continue }
+            let key = IngestRing.StepKey(sensor: record.sensor, kind: record.kind.rawValue, timeMs: record.timeMs)
+            guard !ring.holds(key), stepKeys.insert(key).inserted else { continue }
             if try exists(db.statement("SELECT 1 FROM step_record WHERE sensor = ? AND kind = ? AND ts_ms = ?")
                 .bind(.text(record.sensor), .text(key.kind), .integer(record.timeMs))) { continue }
             entry.steps.append(record)
@@ -194,21 +156,10 @@ extension Store {
         return try statement.step()
     }
 
-    /// Whether every row lies in a day without a stored aggregate (today, live): only then may
-    /// the window wait in the journal.
-    func mayJournal(_ entry: JournalEntry) throws -> Bool {
-        if journal.aggregatedUntilMs == nil {
-            let newest = try db.scalarText("SELECT max(date) FROM day_aggregate")
-            journal.aggregatedUntilMs = newest.flatMap { LocalDay($0, timeZone: dayTimeZone)?.boundsMs.end } ?? .min
-        }
-        let floor = journal.aggregatedUntilMs ?? .max
-        return entry.fixes.allSatisfy { $0.timeMs >= floor } && entry.heartRates.allSatisfy { $0.timeMs >= floor }
-            && entry.steps.allSatisfy { $0.timeMs >= floor }
-    }
-
-    /// Writes `body` (an encoded window) to the ring's next slot, durably: one 4 KiB page.
-    func writeSlot(_ body: [UInt8], to file: JournalFile) throws {
-        try file.write(slot: journal.nextSlot, body: body)
+    /// The end of the newest day with a stored aggregate (`IngestRing.mayHold`).
+    func newestAggregateEnd() throws -> Int64 {
+        let newest = try db.scalarText("SELECT max(date) FROM day_aggregate")
+        return newest.flatMap { LocalDay($0, timeZone: dayTimeZone)?.boundsMs.end } ?? .min
     }
 
     /// Inserts the windows' rows into the indexed tables and records the last seq folded; the
@@ -221,15 +172,4 @@ extension Store {
         try db.statement("UPDATE agent_state SET value = ? WHERE key = 'journal_folded'").bind(.integer(last.seq)).run()
         return result.fixesInserted + result.heartRatesInserted + result.stepRecordsInserted
     }
-}
-
-/// The ingest journal as `status.store.journal` reports it.
-public struct JournalStatus: Sendable, Equatable {
-    public var enabled: Bool
-    /// Windows written to the ring and not yet folded, and their rows.
-    public var pendingWindows: Int
-    public var pendingRows: Int
-    /// Folds since start, and the rows they moved into the tables.
-    public var folds: Int
-    public var foldedRows: Int
 }

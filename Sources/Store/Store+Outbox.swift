@@ -82,7 +82,7 @@ extension Store {
     public func acknowledge(ids: [Int64], generation: Int? = nil) throws {
         guard !ids.isEmpty, generation.map({ $0 == fileGeneration }) ?? true else { return }
         acknowledgedUndeleted.formUnion(ids)
-        guard journalFile == nil || acknowledgedUndeleted.count >= Self.acknowledgedHeldMax
+        guard !ring.takesWindows || acknowledgedUndeleted.count >= Self.acknowledgedHeldMax
             || ids.contains(where: { $0 <= outboxLeftByLastRun })
         else { return }
         try deleteAcknowledgedNow()

@@ -59,8 +59,7 @@ extension Store {
     /// Saves a day's aggregate computed from the rows up to `cursor` (`day`'s bounds in Unix ms):
     /// rows of the day stored after the cursor leave it stale (`StoredDayAggregate.isStale`).
     public func saveDayAggregate(_ aggregate: StoredDayAggregate, builtUpTo cursor: RowCursor, dayMs: (start: Int64, end: Int64)) throws {
-        // A new day with an aggregate: its late rows must not wait in the journal from now on.
-        journal.aggregatedUntilMs = nil
+        ring.dayAggregated()
         try db.statement(
             """
             INSERT INTO day_aggregate (date, tz, payload, final, updated_ms, published_payload, first_fix, last_fix,

@@ -1,38 +1,3 @@
-/// One sleep epoch's feature vector as kept (schema 9, docs/storage.md): computed once when its
-/// window was complete, reused while the beats it was computed from are unchanged.
-public struct StoredSleepEpoch: Sendable, Equatable {
-    public var sensor: String
-    /// The epoch's start, Unix seconds (a multiple of 30).
-    public var startS: Int64
-    /// The fingerprint of the beats the vector was computed from (`EpochFeatures.Inputs`).
-    public var inputs: UInt64
-    /// `EpochFeatureVector.bytes`.
-    public var vector: [UInt8]
-
-    public init(sensor: String, startS: Int64, inputs: UInt64, vector: [UInt8]) {
-        self.sensor = sensor
-        self.startS = startS
-        self.inputs = inputs
-        self.vector = vector
-    }
-
-    /// CRC-32 of every column: a row that rotted on the card fails it and is computed again.
-    var check: Int64 {
-        var bytes = Array(sensor.utf8)
-        for word in [UInt64(bitPattern: startS), inputs] {
-            for shift in stride(from: UInt64(0), to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: word >> shift)) }
-        }
-        return Int64(CRC32.checksum(bytes + vector))
-    }
-}
-
-/// The kept epochs of one sensor in a time range, by start; rows failing their check are left out
-/// and counted (the caller computes them again and logs the count).
-public struct SleepEpochRead: Sendable {
-    public var epochs: [Int64: StoredSleepEpoch]
-    public var failedCheck: Int
-}
-
 extension SQLiteConnection {
     func sleepEpochs(sensor: String, fromS: Int64, toS: Int64) throws -> SleepEpochRead {
         let statement = try self.statement(

@@ -1,21 +1,6 @@
-import CSQLite
 import Foundation
 import Logging
 import Supervision
-
-public enum StoreError: Error, CustomStringConvertible {
-    case newerSchema(found: Int, supported: Int, path: String)
-    case sqlite(SQLiteError, path: String)
-
-    public var description: String {
-        switch self {
-        case .newerSchema(let found, let supported, let path):
-            "\(path) has schema version \(found), newer than this keepalive understands (\(supported)); install a newer keepalive or move the file away"
-        case .sqlite(let error, let path):
-            "\(path): \(error)"
-        }
-    }
-}
 
 /// The agent's SQLite store: fixes, heart-rate notifications, daily aggregates, agent state and
 /// the durable outbox, in one WAL-mode file.
@@ -59,7 +44,7 @@ public actor Store {
     /// The writer connection; replaced by `reopen` when the file was deleted or replaced.
     var db: SQLiteConnection
     let logger: Logger
-    let synchronous: String
+    let synchronous: Synchronous
     /// The owner's clock: the outbox's stamps, the name a damaged file is kept under, what a
     /// reopen carries over.
     let clock: any WallClock
@@ -75,14 +60,9 @@ public actor Store {
     public internal(set) var fileGeneration = 0
     /// The zone that cuts rows into the local days of `day_aggregate` (`[device] timezone`).
     let dayTimeZone: TimeZone
-    /// Whether commit windows go to the ingest journal (Store+Journal.swift) or straight to the
-    /// tables; the journal a previous run left is folded either way.
-    let journalEnabled: Bool
-    var journal: IngestJournal
-    /// The ring of the file now open has been read (`loadJournalIfNeeded`).
-    var journalLoaded = false
-    /// The ring's file, open while the journal is on and usable (nil: windows go to the tables).
-    var journalFile: JournalFile?
+    /// The ingest journal's ring: its file, slots, pending windows and counters (IngestRing.swift;
+    /// Store+Journal.swift folds it).
+    var ring: IngestRing
     /// Outbox rows the broker acknowledged, deleted with the next fold rather than in a commit of
     /// their own (with the journal on; Store+Outbox.swift). Never sent again meanwhile.
     var acknowledgedUndeleted: Set<Int64> = []
@@ -90,26 +70,27 @@ public actor Store {
     /// earlier run (or carried over by `reopen`).
     var outboxLeftByLastRun: Int64
 
-    public init(
-        path: String, synchronous: String = "full", fullCheckMaxBytes: Int64 = Store.defaultFullCheckMaxBytes,
-        dayTimeZone: TimeZone = .current, journalFoldAfter: Duration? = nil, clock: any WallClock = SystemClock(),
-        logger: Logger = Logger(label: "keepalive.store")
-    ) throws {
-        self.path = path
-        self.clock = clock
-        journalEnabled = journalFoldAfter != nil
-        journal = IngestJournal(foldAfter: journalFoldAfter ?? .zero)
+    /// Opens (creating it if need be), checks and migrates the file `configuration.path`.
+    public init(_ configuration: Configuration, logger: Logger = Logger(label: "keepalive.store")) throws {
+        path = configuration.path
+        clock = configuration.clock
+        ring = IngestRing(foldAfter: configuration.journalFoldAfter, syncsEachWrite: configuration.synchronous != .normal)
         self.logger = logger
-        self.dayTimeZone = dayTimeZone
-        self.synchronous = synchronous
+        dayTimeZone = configuration.dayTimeZone
+        synchronous = configuration.synchronous
         let opened = try Self.open(
-            path: path, synchronous: synchronous, fullCheckMaxBytes: fullCheckMaxBytes, now: clock.now(), logger: logger)
+            path: path, synchronous: synchronous, fullCheckMaxBytes: configuration.fullCheckMaxBytes, now: clock.now(), logger: logger)
         db = opened.connection
         seq = opened.seq
         outboxLeftByLastRun = opened.outboxMaxID
         movedAsideCorruptFile = opened.movedAside
         needsFullCheck = !opened.checkedWhole
         identity = FileIdentity(path: path)
+    }
+
+    /// The file at `path` with every other setting at its default (`Configuration`).
+    public init(path: String) throws {
+        try self.init(Configuration(path: path))
     }
 
     /// What `open` found and made.
@@ -123,14 +104,14 @@ public actor Store {
 
     /// Opens (creating it and its directory if need be), checks and migrates the file at `path`;
     /// a damaged file is moved aside and a new one started.
-    static func open(path: String, synchronous: String, fullCheckMaxBytes: Int64, now: Date, logger: Logger) throws -> Opened {
+    static func open(path: String, synchronous: Synchronous, fullCheckMaxBytes: Int64, now: Date, logger: Logger) throws -> Opened {
         try ensureDirectory(of: path)
         var movedAside: String?
         var connection: SQLiteConnection
         var checkedWhole = true
         do {
             if let finding = damageFinding(path) {
-                throw SQLiteError(code: SQLITE_CORRUPT, message: "found by the last full check: \(finding)")
+                throw SQLiteError(.corrupt, message: "found by the last full check: \(finding)")
             }
             (connection, checkedWhole) = try openChecked(path: path, synchronous: synchronous, fullCheckMaxBytes: fullCheckMaxBytes)
         } catch let error as SQLiteError where error.isCorruption {

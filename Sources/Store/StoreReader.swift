@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 
 /// A read-only connection to the store, for answering queries and for the command line while

@@ -87,7 +87,7 @@ struct RetentionTests {
     /// 10 days of one fix and one notification a minute, the oldest 10 days ago, and a day aggregate,
     /// pruned to 5 days.
     static func prunedToFiveDays(in directory: TemporaryDirectory) async throws -> Store {
-        let store = try Store(path: directory.file("k.db"), synchronous: "normal")
+        let store = try Store(Store.Configuration(path: directory.file("k.db"), synchronous: .normal))
         let (now, day, nowMs) = (Self.now, Self.day, Self.nowMs)
         // 10 days of one fix + one notification a minute, the oldest 10 days ago.
         for dayIndex in 0..<10 {

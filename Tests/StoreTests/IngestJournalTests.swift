@@ -33,7 +33,7 @@ struct IngestJournalTests {
         init() throws {
             directory = try TemporaryDirectory()
             path = directory.file("k.db")
-            store = try Store(path: path, journalFoldAfter: .seconds(3600))
+            store = try Store(Store.Configuration(path: path, journalFoldAfter: .seconds(3600)))
         }
     }
 
@@ -78,7 +78,7 @@ struct IngestJournalTests {
     @Test("a replay is recognised whether its rows are still in the journal or already folded")
     func duplicates() async throws {
         let directory = try TemporaryDirectory()
-        let store = try Store(path: directory.file("k.db"), journalFoldAfter: .seconds(3600))
+        let store = try Store(Store.Configuration(path: directory.file("k.db"), journalFoldAfter: .seconds(3600)))
         let first = try await store.write(fixes: [fix(1), fix(1)], heartRates: [heartRate(1)], steps: [stepWindow(1)])
         #expect((first.fixesInserted, first.heartRatesInserted, first.stepRecordsInserted) == (1, 1, 1))
         let pending = try await store.write(fixes: [fix(1)], heartRates: [heartRate(1)], steps: [stepWindow(1)])
@@ -95,9 +95,9 @@ struct IngestJournalTests {
     func crashedRing(in directory: TemporaryDirectory) async throws -> String {
         let path = directory.file("k.db")
         do {
-            let store = try Store(path: path, journalFoldAfter: .seconds(3600))
+            let store = try Store(Store.Configuration(path: path, journalFoldAfter: .seconds(3600)))
             // Round the ring more than once: folds when full, the rest left unfolded.
-            for second in Int64(0)..<Int64(IngestJournal.slots + 30) {
+            for second in Int64(0)..<Int64(IngestRing.slots + 30) {
                 try await store.write(fixes: [fix(second)], heartRates: [heartRate(second)])
             }
             // The 129th found the ring full: folded, and written to the tables itself.
@@ -111,8 +111,8 @@ struct IngestJournalTests {
     func crashLeftoversFolded() async throws {
         let directory = try TemporaryDirectory()
         let path = try await crashedRing(in: directory)
-        let reopened = try Store(path: path, journalFoldAfter: .seconds(3600))
-        let count = Int64(IngestJournal.slots + 30)
+        let reopened = try Store(Store.Configuration(path: path, journalFoldAfter: .seconds(3600)))
+        let count = Int64(IngestRing.slots + 30)
         #expect(try await reopened.fixes(fromMs: Self.start, toMs: .max) == (0..<count).map { fix($0) })
     }
 
@@ -120,8 +120,8 @@ struct IngestJournalTests {
     func crashLeftovers() async throws {
         let directory = try TemporaryDirectory()
         let path = try await crashedRing(in: directory)
-        let reopened = try Store(path: path, journalFoldAfter: .seconds(3600))
-        let count = Int64(IngestJournal.slots + 30)
+        let reopened = try Store(Store.Configuration(path: path, journalFoldAfter: .seconds(3600)))
+        let count = Int64(IngestRing.slots + 30)
         try await reopened.write(fixes: [fix(count)], heartRates: [heartRate(count)])
         #expect(try await reopened.fixes(fromMs: Self.start, toMs: .max) == (0...count).map { fix($0) })
         #expect(try await reopened.heartRates(fromMs: Self.start, toMs: .max).count == Int(count) + 1)
@@ -131,13 +131,13 @@ struct IngestJournalTests {
     func crashLeftoversFoldedOnce() async throws {
         let directory = try TemporaryDirectory()
         let path = try await crashedRing(in: directory)
-        let count = Int64(IngestJournal.slots + 30)
-        let reopened = try Store(path: path, journalFoldAfter: .seconds(3600))
+        let count = Int64(IngestRing.slots + 30)
+        let reopened = try Store(Store.Configuration(path: path, journalFoldAfter: .seconds(3600)))
         try await reopened.write(fixes: [fix(count)], heartRates: [heartRate(count)])
         // Folded as a read would: the third store below cannot take the ring while this one has it.
         await reopened.foldForReaders()
         // A third start finds nothing new to fold: the marker moved on.
-        let third = try Store(path: path, journalFoldAfter: .seconds(3600))
+        let third = try Store(Store.Configuration(path: path, journalFoldAfter: .seconds(3600)))
         #expect(try await third.fixes(fromMs: Self.start, toMs: .max).count == Int(count) + 1)
         #expect(await third.journalStatus().folds == 0)
     }
@@ -145,7 +145,7 @@ struct IngestJournalTests {
     @Test("a window for a day with a stored aggregate goes to the tables at once and makes it stale in the same commit")
     func lateRowsForAnAggregatedDay() async throws {
         let directory = try TemporaryDirectory()
-        let store = try Store(path: directory.file("k.db"), dayTimeZone: TimeZone(identifier: "UTC")!, journalFoldAfter: .seconds(3600))
+        let store = try Store(Store.Configuration(path: directory.file("k.db"), dayTimeZone: TimeZone(identifier: "UTC")!, journalFoldAfter: .seconds(3600)))
         let day = LocalDay(containing: Date(unixMs: Self.start), timeZone: TimeZone(identifier: "UTC")!)
         try await store.saveDayAggregate(
             StoredDayAggregate(date: day.description, tz: "UTC", payload: "{}", final: true, updatedMs: 1),
@@ -173,13 +173,13 @@ struct IngestJournalTests {
     @Test("a fold that is due happens in the next write, or with no write when the writer asks")
     func foldWhenDue() async throws {
         let directory = try TemporaryDirectory()
-        let store = try Store(path: directory.file("k.db"), journalFoldAfter: .milliseconds(1))
+        let store = try Store(Store.Configuration(path: directory.file("k.db"), journalFoldAfter: .milliseconds(1)))
         try await store.write(fixes: [fix(0)])
         #expect(await store.journalStatus().pendingWindows == 1)
         try await Task.sleep(for: .milliseconds(5))
         try await store.write(fixes: [fix(1)])
         #expect(await store.journalStatus() == JournalStatus(enabled: true, pendingWindows: 0, pendingRows: 0, folds: 1, foldedRows: 1))
-        let quiet = try Store(path: directory.file("q.db"), journalFoldAfter: .milliseconds(1))
+        let quiet = try Store(Store.Configuration(path: directory.file("q.db"), journalFoldAfter: .milliseconds(1)))
         try await quiet.write(fixes: [fix(0)])
         try await Task.sleep(for: .milliseconds(5))
         await quiet.foldJournalIfDue()
@@ -211,10 +211,10 @@ struct IngestJournalTests {
         let directory = try TemporaryDirectory()
         let path = directory.file("k.db")
         do {
-            let store = try Store(path: path, journalFoldAfter: .seconds(3600))
+            let store = try Store(Store.Configuration(path: path, journalFoldAfter: .seconds(3600)))
             try await store.write(fixes: [fix(0)], messages: [OutboxDraft(topic: "t/old", retain: false) { _ in [] }])
         }
-        let store = try Store(path: path, journalFoldAfter: .seconds(3600))
+        let store = try Store(Store.Configuration(path: path, journalFoldAfter: .seconds(3600)))
         try await store.write(fixes: [fix(1)], messages: [OutboxDraft(topic: "t/new", retain: false) { _ in [] }])
         let queued = try await store.pendingMessages(afterID: 0, limit: 10)
         #expect(queued.map(\.topic) == ["t/old", "t/new"])
@@ -239,15 +239,15 @@ struct IngestJournalTests {
         let directory = try TemporaryDirectory()
         let path = directory.file("k.db")
         do {
-            let store = try Store(path: path, journalFoldAfter: .seconds(3600))
+            let store = try Store(Store.Configuration(path: path, journalFoldAfter: .seconds(3600)))
             for second in seconds { try await store.write(fixes: [fix(second)]) }
         }
         let ring = Store.journalPath(of: path)
         let handle = try #require(FileHandle(forUpdatingAtPath: ring))
         try damage(handle)
         try handle.close()
-        let damaged = try JournalFile(path: ring, slots: IngestJournal.slots, syncsEachWrite: false).read().damaged
-        let store = try Store(path: path, journalFoldAfter: .seconds(3600))
+        let damaged = try JournalFile(path: ring, slots: IngestRing.slots, syncsEachWrite: false).read().damaged
+        let store = try Store(Store.Configuration(path: path, journalFoldAfter: .seconds(3600)))
         try await store.write(fixes: [fix(seconds.upperBound)])
         let times = try await store.fixes(fromMs: Self.start, toMs: .max).map { ($0.timeMs - Self.start) / 1000 }
         return (times, try FileManager.default.attributesOfItem(atPath: ring)[.size] as? Int, damaged)
@@ -278,7 +278,7 @@ struct IngestJournalTests {
     func ringOfAnotherSize() async throws {
         let reopened = try await reopenedAfterDamagingTheRing(0..<5) { try $0.truncate(atOffset: UInt64(3 * JournalFile.slotSize)) }
         #expect(reopened.times == [0, 1, 2, 5])
-        #expect(reopened.ringSize == IngestJournal.slots * JournalFile.slotSize)
+        #expect(reopened.ringSize == IngestRing.slots * JournalFile.slotSize)
     }
 
     /// A store whose ring file was deleted after its first window, then written, folded and written again.
@@ -320,7 +320,7 @@ struct IngestJournalTests {
             }
             try db.execute("UPDATE agent_state SET value = 2 WHERE key = 'journal_folded'; PRAGMA user_version = 7")
         }
-        let store = try Store(path: path, journalFoldAfter: .seconds(3600))
+        let store = try Store(Store.Configuration(path: path, journalFoldAfter: .seconds(3600)))
         try await store.write(fixes: [fix(6)])
         return (path, store)
     }
@@ -349,7 +349,7 @@ struct IngestJournalTests {
     func secondWriterWritesTheTables() async throws {
         let opened = try JournaledStore()
         try await opened.store.write(fixes: [fix(0)])
-        let second = try Store(path: opened.path, journalFoldAfter: .seconds(3600))
+        let second = try Store(Store.Configuration(path: opened.path, journalFoldAfter: .seconds(3600)))
         try await second.write(fixes: [fix(1)])
         #expect(await second.journalStatus().enabled == false)
         #expect(await opened.store.journalStatus().pendingWindows == 1)

@@ -219,7 +219,7 @@ struct StoreTests {
     func backgroundCheck() async throws {
         let directory = try TemporaryDirectory()
         let path = try await damagedFixTable(in: directory)
-        let store = try Store(path: path, fullCheckMaxBytes: 0)
+        let store = try Store(Store.Configuration(path: path, fullCheckMaxBytes: 0))
         #expect(store.movedAsideCorruptFile == nil)
         #expect(store.needsFullCheck)
         #expect(try await store.pendingMessages(afterID: 0, limit: 10).map(\.topic) == ["a"], "the outbox is usable")
@@ -231,12 +231,12 @@ struct StoreTests {
         let directory = try TemporaryDirectory()
         let path = try await damagedFixTable(in: directory)
         do {
-            let store = try Store(path: path, fullCheckMaxBytes: 0)
+            let store = try Store(Store.Configuration(path: path, fullCheckMaxBytes: 0))
             #expect(store.needsFullCheck)
             let finding = try #require(try Store.fullCheck(path: path), "the full check finds the damage")
             try Store.markDamaged(path: path, finding: finding)
         }
-        let replaced = try Store(path: path, fullCheckMaxBytes: 0)
+        let replaced = try Store(Store.Configuration(path: path, fullCheckMaxBytes: 0))
         let aside = try #require(replaced.movedAsideCorruptFile)
         #expect(FileManager.default.fileExists(atPath: aside))
         #expect(!FileManager.default.fileExists(atPath: path + ".damaged"), "the record is consumed")
@@ -265,7 +265,7 @@ struct StoreTests {
     func aggregateFreshness() async throws {
         let directory = try TemporaryDirectory()
         let berlin = try #require(TimeZone(identifier: "Europe/Berlin"))
-        let store = try Store(path: directory.file("k.db"), dayTimeZone: berlin)
+        let store = try Store(Store.Configuration(path: directory.file("k.db"), dayTimeZone: berlin))
         let day = try #require(LocalDay("2026-10-25", timeZone: berlin))  // 25 h long
         let (start, end) = day.boundsMs
         func sample(_ ms: Int64) -> StoredHeartRate {

@@ -66,7 +66,7 @@ struct WALWearTests {
     static func journaledWindows() async throws -> JournaledWindows {
         let directory = try TemporaryDirectory()
         let path = directory.file("k.db")
-        let store = try Store(path: path, journalFoldAfter: .seconds(3600))
+        let store = try Store(Store.Configuration(path: path, journalFoldAfter: .seconds(3600)))
         let start: Int64 = 1_700_000_000_000
         func write(_ second: Int64) async throws {
             let time = start + second * 1000
@@ -92,7 +92,7 @@ struct WALWearTests {
         defer { withExtendedLifetime(windows) {} }
         let path = windows.path
         let ring = try #require(FileManager.default.contents(atPath: Store.journalPath(of: path)))
-        #expect(ring.count == IngestJournal.slots * JournalFile.slotSize)
+        #expect(ring.count == IngestRing.slots * JournalFile.slotSize)
         let slots = JournalFile.checkedBodies(Array(ring))
         #expect(slots.map(\.slot) == Array(0..<100), "each window its own slot, in order round the ring")
         #expect(slots.compactMap { JournalEntry.decode($0.body)?.seq } == Array(Int64(1)...100))

@@ -234,7 +234,7 @@ enum BenchStore {
         let path = "\(cache)/store-\(days)d.db"
         if !FileManager.default.fileExists(atPath: path + ".complete") {
             try? FileManager.default.removeItem(atPath: path)
-            let store = try Store(path: path, synchronous: "normal")
+            let store = try Store(Store.Configuration(path: path, synchronous: .normal))
             let perDay = 86_400
             let generation = try await seconds {
                 for day in 0..<days {
@@ -265,7 +265,7 @@ enum DayReadBench {
         }
         // Baseline: the same rows read back from a store holding that one day only.
         let directory = try TemporaryDirectory("bench-oneday")
-        let small = try Store(path: directory.file("one.db"), synchronous: "normal")
+        let small = try Store(Store.Configuration(path: directory.file("one.db"), synchronous: .normal))
         let firstIndex = Int((from - base) / 1000)
         for chunk in stride(from: firstIndex, to: firstIndex + 86_400, by: 3600) {
             try await small.write(fixes: (chunk..<chunk + 3600).map { benchFix($0, base: base) },

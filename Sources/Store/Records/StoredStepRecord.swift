@@ -1,0 +1,40 @@
+/// What a step sensor delivered, as stored: a foot pod's RSC notification (0x2A53, decoded when
+/// read), or the steps a chest strap's accelerometer showed in one short window.
+public struct StoredStepRecord: Sendable, Equatable {
+    public enum Kind: String, Sendable {
+        /// Running Speed and Cadence Measurement: `raw` holds the value as received.
+        case rsc
+        /// Steps estimated from acceleration in one window: `endMs`, `coveredMs`, `steps`.
+        case accelerometer = "acc"
+    }
+
+    public var sensor: String
+    public var kind: Kind
+    /// rsc: the notification's time; acc: the first sample of the window (with the sensor, it
+    /// names the window: a replay of the same stream stores nothing new).
+    public var timeMs: Int64
+    public var receivedMs: Int64
+    public var raw: [UInt8]
+    public var endMs: Int64?
+    public var coveredMs: Int64?
+    public var steps: Int?
+
+    public init(sensor: String, timeMs: Int64, receivedMs: Int64, rsc raw: [UInt8]) {
+        self.sensor = sensor
+        kind = .rsc
+        self.timeMs = timeMs
+        self.receivedMs = receivedMs
+        self.raw = raw
+    }
+
+    public init(sensor: String, firstSampleMs: Int64, lastSampleMs: Int64, receivedMs: Int64, coveredMs: Int64, steps: Int) {
+        self.sensor = sensor
+        kind = .accelerometer
+        timeMs = firstSampleMs
+        self.receivedMs = receivedMs
+        raw = []
+        endMs = lastSampleMs
+        self.coveredMs = coveredMs
+        self.steps = steps
+    }
+}
