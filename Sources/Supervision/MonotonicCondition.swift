@@ -13,7 +13,7 @@ import Darwin
 /// measures its timeouts on the monotonic clock, which no clock step moves (issue 33). A
 /// `Mutex` has no condition variable to wait on, hence the pthread pair.
 ///
-/// `@unchecked Sendable`, and safe: `state` is read and written only with `mutex` held (inside
+/// Unchecked `Sendable`, and safe: `state` is read and written only with `mutex` held (inside
 /// `withLock`, through `Locked`, which a body must not keep); the pthread objects live at
 /// fixed heap addresses for the object's life and are used only through the pthread calls,
 /// which do their own synchronisation; `State` is `Sendable`, so nothing read out of it is

@@ -109,7 +109,7 @@ private final class CheckRun: Sendable {
 
 /// The check's connection as seen from the shutdown's thread: it can only be interrupted.
 ///
-/// `@unchecked Sendable`, and safe: the only call made through it is `sqlite3_interrupt`, which
+/// Unchecked `Sendable`, and safe: the only call made through it is `sqlite3_interrupt`, which
 /// SQLite documents as safe to call from another thread while the connection runs a statement
 /// (https://sqlite.org/c3ref/interrupt.html); the check's own thread does everything else.
 private final class CheckInterrupter: @unchecked Sendable {

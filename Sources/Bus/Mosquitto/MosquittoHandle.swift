@@ -9,7 +9,7 @@ import Foundation
 /// Every failing call throws a `MosquittoError`: no `MOSQ_ERR_*` integer leaves this file.
 /// The C callbacks (`MosquittoCallbacks.swift`) find their way back to the owner through `userdata`.
 ///
-/// `@unchecked Sendable`, and safe: libmosquitto documents its client calls as thread-safe once
+/// Unchecked `Sendable`, and safe: libmosquitto documents its client calls as thread-safe once
 /// `mosquitto_threaded_set` is on (set in `configure`), so `publish`/`subscribe` from other
 /// threads may run beside `loop` on the network thread, as `MQTTClient` has them do. `pointer`
 /// itself changes only in `renew`/`destroy`, on the network thread with `MQTTClient`'s
