@@ -29,9 +29,11 @@ public enum MQTTError: Error, CustomStringConvertible {
 ///
 /// Ownership: `connection` guards the connection's state and every libmosquitto call made off
 /// the network thread; `loop` runs outside it, so a publish never waits out a turn of the loop.
-/// libmosquitto may run `on_publish` (QoS 0) or `on_disconnect` inside a call made under that
-/// lock, so those callbacks touch only `acknowledgements` (taken inside `connection` or alone,
-/// never the other way round) and the handlers' own lock.
+/// `on_publish` touches only `acknowledgements` (taken inside `connection` or alone, never the
+/// other way round): with `mosquitto_threaded_set` libmosquitto runs callbacks from
+/// `mosquitto_loop` only, but were one run inside a publish made under `connection` (as without
+/// it, for QoS 0), it could not deadlock on that lock — the reason the lock this replaced was
+/// recursive.
 public final class MQTTClient: Sendable {
     public let events: AsyncStream<MQTTEvent>
     private let eventSink: AsyncStream<MQTTEvent>.Continuation
