@@ -2,15 +2,16 @@ import CMosquitto
 import Foundation
 import Supervision
 import Logging
+import Synchronization
 
 public enum MQTTError: Error, CustomStringConvertible {
     case notConnected
-    case publishFailed(String)
+    case publishFailed(MosquittoError)
 
     public var description: String {
         switch self {
         case .notConnected: "not connected to the broker"
-        case .publishFailed(let reason): "publish failed: \(reason)"
+        case .publishFailed(let error): "publish failed: \(error.message)"
         }
     }
 }
@@ -25,26 +26,39 @@ public enum MQTTError: Error, CustomStringConvertible {
 ///
 /// Each connection has a `session` number; acknowledgements name the session their mid belongs
 /// to, since mids restart with every libmosquitto session.
-public final class MQTTClient: @unchecked Sendable {
+///
+/// Ownership: `connection` guards the connection's state and every libmosquitto call made off
+/// the network thread; `loop` runs outside it, so a publish never waits out a turn of the loop.
+/// `on_publish` touches only `acknowledgements` (taken inside `connection` or alone, never the
+/// other way round): with `mosquitto_threaded_set` libmosquitto runs callbacks from
+/// `mosquitto_loop` only, but were one run inside a publish made under `connection` (as without
+/// it, for QoS 0), it could not deadlock on that lock — the reason the lock this replaced was
+/// recursive.
+public final class MQTTClient: Sendable {
     public let events: AsyncStream<MQTTEvent>
     private let eventSink: AsyncStream<MQTTEvent>.Continuation
     private let options: MQTTClientOptions
     private let logger: Logger
-
-    // Guards everything below, and every libmosquitto call made off the network thread.
-    // Recursive: libmosquitto may run a callback inside a publish made under the lock.
-    private let lock = NSRecursiveLock()
     private let thread = OwnedThread(name: "mqtt-network")
     private let handle: MosquittoHandle
-    private var state: MQTTConnectionState = .disconnected(reason: "not started")
-    private var sessionNumber: UInt64 = 0
-    private var subscriptions: [String] = []
-    private var networkThreadHandlers: [(filter: String, handle: NetworkThreadHandler)] = []
-    private var finalMessage: MQTTMessage?
-    private var finalMid: Int32?
-    private var finalAcknowledged = false
-    private var lastRefusal: String?
-    private var started = false
+
+    private struct Connection {
+        var state: MQTTConnectionState = .disconnected(reason: "not started")
+        var subscriptions: [String] = []
+        var finalMessage: MQTTMessage?
+        var lastRefusal: String?
+        var started = false
+    }
+    private let connection = Mutex(Connection())
+
+    /// The session number and the final message's acknowledgement, which `on_publish` reads.
+    private struct Acknowledgements {
+        var sessionNumber: UInt64 = 0
+        var finalMid: Int32?
+        var finalAcknowledged = false
+    }
+    private let acknowledgements = Mutex(Acknowledgements())
+    private let networkThreadHandlers = Mutex<[(filter: String, handle: NetworkThreadHandler)]>([])
 
     public init(options: MQTTClientOptions, logger: Logger) {
         self.options = options
@@ -53,35 +67,34 @@ public final class MQTTClient: @unchecked Sendable {
         (events, eventSink) = AsyncStream.makeStream(of: MQTTEvent.self, bufferingPolicy: .unbounded)
     }
 
-    public var connectionState: MQTTConnectionState { lock.withLock { state } }
+    public var connectionState: MQTTConnectionState { connection.withLock { $0.state } }
 
     /// When the network thread last went round (uptime ns): for the watchdog, which must not be
     /// fed while this thread is stuck.
-    public var lastLoopUptimeNanos: UInt64 { lock.withLock { lastLoop } }
-    private var lastLoop = DispatchTime.now().uptimeNanoseconds
+    public var lastLoopUptimeNanos: UInt64 { lastLoop.load(ordering: .relaxed) }
+    private let lastLoop = Atomic<UInt64>(DispatchTime.now().uptimeNanoseconds)
 
     private func markLoop() {
-        let now = DispatchTime.now().uptimeNanoseconds
-        lock.withLock { lastLoop = now }
+        lastLoop.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
     }
 
     /// The current connection's number, to pair with the mids `publish` returns.
-    public var session: UInt64 { lock.withLock { sessionNumber } }
+    public var session: UInt64 { acknowledgements.withLock { $0.sessionNumber } }
 
     /// Starts the network thread. Call once.
     public func start() {
-        lock.withLock {
-            precondition(!started, "MQTTClient.start() called twice")
-            started = true
+        connection.withLock {
+            precondition(!$0.started, "MQTTClient.start() called twice")
+            $0.started = true
         }
         thread.start { [self] in networkLoop() }
     }
 
     /// Adds a subscription (QoS 1); it is sent now if connected and again on every connect.
     public func subscribe(_ filter: String) {
-        lock.withLock {
-            subscriptions.append(filter)
-            if state == .connected { handle.subscribe(filter) }
+        connection.withLock {
+            $0.subscriptions.append(filter)
+            if $0.state == .connected { handle.subscribe(filter) }
         }
     }
 
@@ -93,38 +106,42 @@ public final class MQTTClient: @unchecked Sendable {
     /// reply published from `handle` goes out in the same turn of the loop). `handle` must be
     /// quick: while it runs, this connection reads and writes nothing else.
     public func handleOnNetworkThread(_ filter: String, _ handle: @escaping NetworkThreadHandler) {
-        lock.withLock { networkThreadHandlers.append((filter: filter, handle: handle)) }
+        networkThreadHandlers.withLock { $0.append((filter: filter, handle: handle)) }
         subscribe(filter)
     }
 
     /// Sends SUBSCRIBE again for a filter already added (a stalled source asks the broker anew).
     public func resubscribe(_ filter: String) {
-        lock.withLock {
-            if state == .connected, subscriptions.contains(filter) { handle.subscribe(filter) }
+        connection.withLock {
+            if $0.state == .connected, $0.subscriptions.contains(filter) { handle.subscribe(filter) }
         }
     }
 
     /// Hands a message to the current connection; returns its session and mid (0 for QoS 0).
     /// Throws `notConnected` while there is no connection: queue it yourself.
     public func publish(_ message: MQTTMessage) throws -> (session: UInt64, mid: Int32) {
-        try lock.withLock {
-            guard state == .connected else { throw MQTTError.notConnected }
-            let (rc, mid) = handle.publish(message)
-            guard rc == MOSQ_ERR_SUCCESS.rawValue else {
-                if rc == MOSQ_ERR_NO_CONN.rawValue { throw MQTTError.notConnected }
-                throw MQTTError.publishFailed(MosquittoHandle.describe(rc))
+        try connection.withLock { (connection) throws(MQTTError) -> (session: UInt64, mid: Int32) in
+            guard connection.state == .connected else { throw MQTTError.notConnected }
+            let mid: Int32
+            do throws(MosquittoError) {
+                mid = try handle.publish(message)
+            } catch {
+                switch error.kind {
+                case .noConnection: throw MQTTError.notConnected
+                default: throw MQTTError.publishFailed(error)
+                }
             }
             handle.acknowledgeAtOnce()
-            return (sessionNumber, mid)
+            return (acknowledgements.withLock { $0.sessionNumber }, mid)
         }
     }
 
     /// Stops the connection: publishes `finalMessage` (the offline status) and waits up to
     /// `timeout` for its acknowledgement when connected, disconnects, and ends the thread.
     public func stop(finalMessage: MQTTMessage? = nil, timeout: Double = 3) {
-        let wasStarted = lock.withLock {
-            self.finalMessage = finalMessage
-            return started
+        let wasStarted = connection.withLock {
+            $0.finalMessage = finalMessage
+            return $0.started
         }
         thread.requestStop()
         guard wasStarted else { return }
@@ -139,31 +156,31 @@ public final class MQTTClient: @unchecked Sendable {
     private func networkLoop() {
         var backoff = Backoff(minimum: options.reconnectMinS, maximum: options.reconnectMaxS)
         while !isStopRequested {
-            let connectCode = connectOnce()
-            if connectCode == MOSQ_ERR_SUCCESS.rawValue {
-                var loopCode: Int32 = MOSQ_ERR_SUCCESS.rawValue
+            do throws(MosquittoError) {
+                try connectOnce()
+                var loopError: MosquittoError?
                 while !isStopRequested {
                     markLoop()
-                    loopCode = handle.loop(timeoutMs: 100)
+                    do throws(MosquittoError) { try handle.loop(timeoutMs: 100) } catch { loopError = error }
                     handle.acknowledgeAtOnce()
-                    if loopCode != MOSQ_ERR_SUCCESS.rawValue { break }
+                    if loopError != nil { break }
                 }
                 if isStopRequested {
                     shutDownConnection()
                     break
                 }
-                let reason = lock.withLock { lastRefusal } ?? MosquittoHandle.describe(loopCode)
-                endSession(reason: reason)
-                if lock.withLock({ lastRefusal }) == nil { backoff.reset() }
-            } else {
-                endSession(reason: lock.withLock { lastRefusal } ?? MosquittoHandle.describe(connectCode))
+                let refusal = connection.withLock { $0.lastRefusal }
+                endSession(reason: refusal ?? loopError?.message ?? "network loop ended")
+                if refusal == nil { backoff.reset() }
+            } catch {
+                endSession(reason: connection.withLock { $0.lastRefusal } ?? error.message)
             }
             let delay = backoff.nextDelay()
             logger.info("MQTT reconnecting", metadata: ["in_s": "\(String(format: "%.1f", delay))", "broker": "\(options.host):\(options.port)"])
             waitUnlessStopped(seconds: delay)
         }
-        lock.withLock {
-            state = .stopped
+        connection.withLock {
+            $0.state = .stopped
             handle.destroy()
         }
     }
@@ -171,46 +188,49 @@ public final class MQTTClient: @unchecked Sendable {
     private var isStopRequested: Bool { thread.shouldStop }
 
     /// Creates a fresh libmosquitto session with every option set, and connects (blocking).
-    private func connectOnce() -> Int32 {
-        lock.withLock {
-            lastRefusal = nil
-            state = .connecting
-            if let problem = handle.renew(userdata: Unmanaged.passUnretained(self).toOpaque()) {
-                lastRefusal = problem
-                return MOSQ_ERR_INVAL.rawValue
+    /// A session that cannot be set up throws with the problem kept as `lastRefusal`.
+    private func connectOnce() throws(MosquittoError) {
+        let userdata = Unmanaged.passUnretained(self).toOpaque()
+        try connection.withLock { (connection) throws(MosquittoError) in
+            connection.lastRefusal = nil
+            connection.state = .connecting
+            if let problem = handle.renew(userdata: userdata) {
+                connection.lastRefusal = problem
+                throw MosquittoError.invalid
             }
             logger.debug("MQTT connecting", metadata: ["broker": "\(options.host):\(options.port)"])
-            return handle.connect()
+            try handle.connect()
         }
     }
 
     /// A clean stop while connected: the final message, its PUBACK (bounded), DISCONNECT.
     private func shutDownConnection() {
         let deadline = ContinuousClock.now + .seconds(3)
-        let connected = lock.withLock { state == .connected }
-        if connected, let message = lock.withLock({ finalMessage }) {
-            if let published = try? publish(message) {
-                lock.withLock { finalMid = published.mid }
-                while ContinuousClock.now < deadline, !lock.withLock({ finalAcknowledged }) {
-                    if handle.loop(timeoutMs: 50) != MOSQ_ERR_SUCCESS.rawValue { break }
+        let (connected, finalMessage) = connection.withLock { ($0.state == .connected, $0.finalMessage) }
+        if connected, let finalMessage {
+            if let published = try? publish(finalMessage) {
+                acknowledgements.withLock { $0.finalMid = published.mid }
+                while ContinuousClock.now < deadline, !acknowledgements.withLock({ $0.finalAcknowledged }) {
+                    do { try handle.loop(timeoutMs: 50) } catch { break }
                 }
             }
         }
-        lock.withLock {
+        connection.withLock {
             // v5: if the final message was not acknowledged, 0x04 "disconnect with will message"
             // has the broker publish the will instead, so the offline state still gets out.
-            handle.disconnect(reasonCode: finalAcknowledged || finalMessage == nil ? 0 : 4)
+            let acknowledged = acknowledgements.withLock { $0.finalAcknowledged }
+            handle.disconnect(reasonCode: acknowledged || $0.finalMessage == nil ? 0 : 4)
         }
-        for _ in 0..<5 where handle.loop(timeoutMs: 20) == MOSQ_ERR_SUCCESS.rawValue {}
+        for _ in 0..<5 where (try? handle.loop(timeoutMs: 20)) != nil {}
         eventSink.yield(.disconnected(reason: "stopped"))
     }
 
     /// Drops the libmosquitto session after a failure; the next connect starts a new one.
     private func endSession(reason: String) {
-        let wasConnected = lock.withLock {
-            let was = state == .connected
-            state = .disconnected(reason: reason)
-            sessionNumber += 1
+        let wasConnected = connection.withLock {
+            let was = $0.state == .connected
+            $0.state = .disconnected(reason: reason)
+            acknowledgements.withLock { $0.sessionNumber += 1 }
             return was
         }
         if wasConnected {
@@ -230,13 +250,13 @@ public final class MQTTClient: @unchecked Sendable {
     func didConnect(returnCode: Int32, receiveMaximum: Int?) {
         guard returnCode == 0 else {
             let reason = "refused by broker: \(MosquittoHandle.reasonString(returnCode))"
-            lock.withLock { lastRefusal = reason }
+            connection.withLock { $0.lastRefusal = reason }
             return
         }
-        let session = lock.withLock {
-            state = .connected
-            for filter in subscriptions { handle.subscribe(filter) }
-            return sessionNumber
+        let session = connection.withLock {
+            $0.state = .connected
+            for filter in $0.subscriptions { handle.subscribe(filter) }
+            return acknowledgements.withLock { $0.sessionNumber }
         }
         logger.info("MQTT connected", metadata: ["broker": "\(options.host):\(options.port)", "client_id": "\(options.clientID)"])
         eventSink.yield(.connected(session: session, receiveMaximum: receiveMaximum))
@@ -248,16 +268,16 @@ public final class MQTTClient: @unchecked Sendable {
     }
 
     func didPublish(mid: Int32, reasonCode: Int32) {
-        let session = lock.withLock {
-            if mid == finalMid { finalAcknowledged = true }
-            return sessionNumber
+        let session = acknowledgements.withLock {
+            if mid == $0.finalMid { $0.finalAcknowledged = true }
+            return $0.sessionNumber
         }
         eventSink.yield(.published(session: session, mid: mid, reasonCode: reasonCode))
     }
 
     func didReceive(_ message: MQTTIncomingMessage) {
-        let handlers = lock.withLock {
-            networkThreadHandlers.filter { TopicRules.matches(filter: $0.filter, topic: message.topic) }
+        let handlers = networkThreadHandlers.withLock {
+            $0.filter { TopicRules.matches(filter: $0.filter, topic: message.topic) }
         }
         if handlers.isEmpty {
             eventSink.yield(.message(message))

@@ -61,7 +61,7 @@ public enum TopicRules {
         guard bytes.count <= 65_535 else { return false }
         if bytes.isEmpty { return true }
         return bytes.withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) { mosquitto_validate_utf8($0.baseAddress, Int32($0.count)) == MOSQ_ERR_SUCCESS.rawValue }
+            buffer.withMemoryRebound(to: CChar.self) { MosquittoError.failure(mosquitto_validate_utf8($0.baseAddress, Int32($0.count))) == nil }
         }
     }
 

@@ -6,7 +6,7 @@ import Logging
 /// aggregate arrives, keeps that reply, and gives it back to anyone asking the archive for that
 /// device and day — byte for byte the device's own reply, so a switched-off Pi's days can still
 /// be asked for. Runs on the MQTT network thread (see `ArchiveService`).
-final class ArchiveQueries: @unchecked Sendable {
+final class ArchiveQueries: Sendable {
     private let config: AgentConfig
     private let client: MQTTClient
     private let writer: ArchiveWriter

@@ -9,7 +9,7 @@ import Logging
 /// device for that day's reply, which is kept when it comes back; per-date queries to
 /// `<prefix>/archive/<device>/selection/date` are answered from the kept replies
 /// (`ArchiveQueries`). A timer publishes the counters and seq gaps.
-final class ArchiveService: @unchecked Sendable {
+final class ArchiveService: Sendable {
     let config: AgentConfig
     let client: MQTTClient
     let writer: ArchiveWriter

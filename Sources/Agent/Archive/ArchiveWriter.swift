@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// Commits messages to PostgreSQL on the caller's thread — the MQTT network thread — and
 /// returns only once the row is committed (or refused for its content).
@@ -11,28 +12,36 @@ import Logging
 /// unacknowledged in its persistent session, and the broker sends it again (a row already
 /// there is ignored). While PostgreSQL is away this waits and retries, holding its place: the
 /// broker queues for the archive's session, the devices publish on undisturbed.
-final class ArchiveWriter: @unchecked Sendable {
+final class ArchiveWriter: Sendable {
     private let conninfo: String
     private let logger: Logger
-    private let lock = NSLock()
-    private var connection: PostgresConnection?
-    private var counters = ArchiveCounters()
-    private var stopping = false
+    /// The live connection, held for the length of each statement (`withDatabase`).
+    private let database = Mutex<PostgresConnection?>(nil)
+    private struct State {
+        var counters = ArchiveCounters()
+        var stopping = false
+        var onNewDay: (@Sendable (ArchivedMessage) -> Void)?
+    }
+    private let state = Mutex(State())
+
     /// Called once a new `health/daily/<date>` row is stored: the day is asked of its device.
-    var onNewDay: (@Sendable (ArchivedMessage) -> Void)?
+    var onNewDay: (@Sendable (ArchivedMessage) -> Void)? {
+        get { state.withLock { $0.onNewDay } }
+        set { state.withLock { $0.onNewDay = newValue } }
+    }
 
     init(conninfo: String, logger: Logger) {
         self.conninfo = conninfo
         self.logger = logger
     }
 
-    var snapshot: ArchiveCounters { lock.withLock { counters } }
+    var snapshot: ArchiveCounters { state.withLock { $0.counters } }
 
-    func count(_ update: (inout ArchiveCounters) -> Void) { lock.withLock { update(&counters) } }
+    func count(_ update: (inout ArchiveCounters) -> Void) { state.withLock { update(&$0.counters) } }
 
     /// From now on, a wait for PostgreSQL ends the process instead of returning: returning
     /// would let the PUBACK of a message that is not stored go out.
-    func stop() { lock.withLock { stopping = true } }
+    func stop() { state.withLock { $0.stopping = true } }
 
     /// Stores one message from `topic`; blocks while PostgreSQL is away.
     func receive(topic: String, payload: [UInt8], prefix: String) {
@@ -55,9 +64,9 @@ final class ArchiveWriter: @unchecked Sendable {
     }
 
     private func reject(_ rejection: ArchivedMessage.Rejection, topic: String) {
-        let first = lock.withLock {
-            counters.rejected[rejection, default: 0] += 1
-            return counters.rejected[rejection] == 1
+        let first = state.withLock {
+            $0.counters.rejected[rejection, default: 0] += 1
+            return $0.counters.rejected[rejection] == 1
         }
         // Requests to devices and the archive's own topics pass by all the time: debug only.
         let quiet: Set<ArchivedMessage.Rejection> = [.request, .archive]
@@ -70,14 +79,16 @@ final class ArchiveWriter: @unchecked Sendable {
 
     /// Runs `body` on a live connection, connecting (and creating the tables) first, waiting
     /// for PostgreSQL as long as it takes. Errors about the content are thrown; lost
-    /// connections are retried.
-    func withDatabase<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+    /// connections are retried. `body` runs with the connection's lock held: it must not call
+    /// `withDatabase` again.
+    func withDatabase<T: Sendable>(_ body: @Sendable (PostgresConnection) throws -> T) throws -> T {
         var backoff = 0.2
         var downSince: ContinuousClock.Instant?
         while true {
             do {
-                let connection = try currentConnection()
-                let result = try body(connection)
+                let result = try database.withLock { connection in
+                    try body(try Self.live(&connection, conninfo: conninfo))
+                }
                 if let downSince {
                     let waited = ContinuousClock.now - downSince
                     let seconds = Double(waited.components.seconds) + Double(waited.components.attoseconds) / 1e18
@@ -86,13 +97,13 @@ final class ArchiveWriter: @unchecked Sendable {
                 }
                 return result
             } catch let error as PostgresError where error.connectionLost {
-                lock.withLock { connection = nil }
+                database.withLock { $0 = nil }
                 if downSince == nil {
                     downSince = .now
                     count { $0.postgresOutages += 1 }
                     logger.warning("PostgreSQL unreachable; holding the message until it is back", metadata: ["error": "\(error)"])
                 }
-                if lock.withLock({ stopping }) {
+                if state.withLock({ $0.stopping }) {
                     logger.notice("stopping while PostgreSQL is away: the unstored message stays unacknowledged")
                     exit(0)
                 }
@@ -102,11 +113,12 @@ final class ArchiveWriter: @unchecked Sendable {
         }
     }
 
-    private func currentConnection() throws -> PostgresConnection {
-        if let existing = lock.withLock({ connection }), existing.isOK { return existing }
+    /// `connection` if libpq still calls it usable, else a new one (tables created) kept there.
+    private static func live(_ connection: inout PostgresConnection?, conninfo: String) throws -> PostgresConnection {
+        if let existing = connection, existing.isOK { return existing }
         let opened = try PostgresConnection(conninfo: conninfo)
         try ArchiveDatabase.prepare(opened)
-        lock.withLock { connection = opened }
+        connection = opened
         return opened
     }
 }

@@ -17,7 +17,8 @@ struct PostgresError: Error, CustomStringConvertible {
     }
 }
 
-/// One libpq connection, used from one thread at a time (its owner's lock).
+/// One libpq connection, used from one thread at a time: not `Sendable`; `ArchiveWriter` keeps
+/// its own in a `Mutex`, the status loop its own in a local.
 ///
 /// Statements are sent with `PQexecParams`: values travel as text parameters, never spliced
 /// into SQL, so a device's payload cannot change a statement.

@@ -8,7 +8,7 @@ import Supervision
 /// with the agent's own broker settings and waits for its reply on `<root>/cmd/result`, matched
 /// by correlation data: the agent is the store's only writer, so changes go through it.
 enum AgentCommandClient {
-    struct Reply {
+    struct Reply: Sendable {
         var status: Int
         var text: String
     }
@@ -52,25 +52,25 @@ enum AgentCommandClient {
         if reply.status != 200 { throw ExitCode(1) }
     }
 
-    private final class ReplyBox: @unchecked Sendable {
-        private let condition = MonotonicCondition()
-        private var reply: Reply?
+    /// The first reply, handed from the network thread to the waiting command.
+    private final class ReplyBox: Sendable {
+        private let condition = MonotonicCondition<Reply?>(nil)
 
         func fulfil(_ value: Reply) {
             condition.withLock {
-                if reply == nil { reply = value }
+                if $0.state == nil { $0.state = value }
                 condition.broadcast()
             }
         }
 
         func wait(until deadline: ContinuousClock.Instant) -> Reply? {
-            condition.withLock {
-                while reply == nil {
+            condition.withLock { locked in
+                while locked.state == nil {
                     let left = deadline - ContinuousClock.now
                     guard left > .zero else { break }
-                    condition.wait(timeout: left)
+                    locked.wait(timeout: left)
                 }
-                return reply
+                return locked.state
             }
         }
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import Synchronization
 
 /// `keepalive archive`: the fleet's archiver (docs/fleet.md). Same binary and config format as
 /// the agent: `[mqtt]` is the cluster (account `archive`), `[archive]` the PostgreSQL database.
@@ -48,15 +49,9 @@ struct ArchiveCommand: AsyncParsableCommand {
 }
 
 /// True for the first caller only.
-private final class OnceFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var claimed = false
-    func claim() -> Bool {
-        lock.withLock {
-            defer { claimed = true }
-            return !claimed
-        }
-    }
+private final class OnceFlag: Sendable {
+    private let claimed = Atomic(false)
+    func claim() -> Bool { !claimed.exchange(true, ordering: .acquiringAndReleasing) }
 }
 
 /// Keeps the signal sources alive for the life of the process.

@@ -8,7 +8,7 @@ import Supervision
 /// (re-WATCH), after a capped, jittered backoff that grows while fixes stay away. gpsd
 /// unreachable: retried forever with the same kind of backoff. A reopened session counts as
 /// healthy only once a valid fix arrives.
-final class GPSReader: @unchecked Sendable {
+final class GPSReader: Sendable {
     typealias State = GPSState
 
     enum Event: Sendable {

@@ -2,12 +2,13 @@ import CSpawn
 import Foundation
 import Logging
 import Supervision
+import Synchronization
 
 /// Bridge messages from a child process's stdout (`[hr] transport = "command"`). The child runs
 /// in its own process group and dies with the agent (PR_SET_PDEATHSIG, also on SIGKILL of the
 /// agent); `reacquire()` kills the group and starts the child again. A child that exits is
 /// restarted after a capped backoff.
-final class CommandLineSource: HeartRateTransport, @unchecked Sendable {
+final class CommandLineSource: HeartRateTransport, Sendable {
     let name = "command"
     private let thread: TransportThread
     var events: HeartRateTransportEvents { thread.events }
@@ -16,8 +17,8 @@ final class CommandLineSource: HeartRateTransport, @unchecked Sendable {
     private let maxLineBytes: Int
     private let restartMaxS: Double
     private let logger: Logger
-    private let lock = NSLock()
-    private var child: pid_t = 0
+    /// The running child's pid (its process group), 0 when none: `stop` and `reacquire` signal it.
+    private let child = Mutex<pid_t>(0)
 
     init(argv: [String], maxLineBytes: Int, restartMaxS: Double, logger: Logger) {
         self.argv = argv
@@ -31,14 +32,14 @@ final class CommandLineSource: HeartRateTransport, @unchecked Sendable {
 
     func stop() {
         thread.requestStop()
-        let pid = lock.withLock { child }
+        let pid = child.withLock { $0 }
         if pid > 0 { kill(-pid, SIGTERM) }
         thread.waitUntilFinished(seconds: 5)
     }
 
     func reacquire() {
         thread.requestReacquire()
-        let pid = lock.withLock { child }
+        let pid = child.withLock { $0 }
         if pid > 0 { kill(-pid, SIGTERM) }
     }
 
@@ -63,7 +64,7 @@ final class CommandLineSource: HeartRateTransport, @unchecked Sendable {
                 thread.pause(seconds: backoff.nextDelay())
                 continue
             }
-            lock.withLock { child = pid }
+            child.withLock { $0 = pid }
             _ = thread.takeReacquireRequest()  // this start answers any earlier request
             logger.info("heart-rate bridge started", metadata: ["pid": "\(pid)", "command": "\(argv.joined(separator: " "))"])
             thread.deliver(.ready)
@@ -117,7 +118,7 @@ final class CommandLineSource: HeartRateTransport, @unchecked Sendable {
             }
             usleep(20_000)
         }
-        lock.withLock { child = 0 }
+        child.withLock { $0 = 0 }
     }
 
 }

@@ -1,5 +1,6 @@
 import Bus
 import Foundation
+import Synchronization
 
 /// Bridge messages on the agent's own MQTT connection (`[hr] transport = "mqtt"`): the bridge
 /// publishes to `hrbridge/v1/<sensor>/measurement`, keeps `…/status` retained `online`/`offline`,
@@ -12,7 +13,7 @@ import Foundation
 /// `max_queued_messages`). libmosquitto acknowledges a message before handing it over, so one
 /// that still finds no room after the wait is kept anyway, up to `hardLimit`, and beyond that
 /// dropped and counted (`memory_limit`).
-final class MQTTBridgeSource: HeartRateTransport, @unchecked Sendable {
+final class MQTTBridgeSource: HeartRateTransport, Sendable {
     let name = "mqtt"
     /// The measurement filter, e.g. `hrbridge/v1/+/measurement`.
     let measurementFilter: String
@@ -21,8 +22,8 @@ final class MQTTBridgeSource: HeartRateTransport, @unchecked Sendable {
     private let client: MQTTClient
     private let thread: TransportThread
     private let dropped: ReasonCounter
-    private let lock = NSLock()
-    private var measurementTopics: Set<String> = []
+    /// The measurement topics heard from: the bridges `reacquire` commands.
+    private let measurementTopics = Mutex<Set<String>>([])
     var events: HeartRateTransportEvents { thread.events }
 
     /// How long the network thread waits for room per message: short, because while it waits
@@ -70,7 +71,7 @@ final class MQTTBridgeSource: HeartRateTransport, @unchecked Sendable {
             let event: HeartRateTransportEvent = state == "online" ? .ready : .failed("bridge says offline")
             delivered = thread.deliver(event, waitingAtMost: Self.maximumWaitS, hardLimit: hardLimit)
         } else {
-            _ = lock.withLock { measurementTopics.insert(message.topic) }
+            _ = measurementTopics.withLock { $0.insert(message.topic) }
             delivered = thread.deliver(lines: [message.payload], waitingAtMost: Self.maximumWaitS, hardLimit: hardLimit)
         }
         if !delivered {
@@ -82,7 +83,7 @@ final class MQTTBridgeSource: HeartRateTransport, @unchecked Sendable {
 
     /// Commands every bridge heard from to reconnect its strap, and subscribes again.
     func reacquire() {
-        let topics = lock.withLock { measurementTopics }
+        let topics = measurementTopics.withLock { $0 }
         for topic in topics {
             _ = try? client.publish(MQTTMessage(
                 topic: Self.sibling(of: topic, lastLevel: "cmd"), payload: Array(#"{"op":"reconnect"}"#.utf8), qos: .atLeastOnce,

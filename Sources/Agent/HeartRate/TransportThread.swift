@@ -1,5 +1,6 @@
 import Foundation
 import Supervision
+import Synchronization
 
 /// What every heart-rate transport needs: a bounded handoff of its events to the heart-rate
 /// service, a thread that finishes the events when its loop returns, a stop flag the loop
@@ -9,16 +10,18 @@ import Supervision
 /// Backpressure lives here: `deliver` waits while `capacity` events are queued, so a reader that
 /// is ahead of the writer stops reading and the bridge behind it waits (a pipe, a tty, the
 /// broker through TCP) instead of anything being dropped.
-final class TransportThread: @unchecked Sendable {
+final class TransportThread: Sendable {
     /// Lines queued for the heart-rate service at most; a reader waits beyond that.
     static let defaultCapacity = 1000
 
     private let handoff: BoundedHandoff<HeartRateTransportEvent>
     private let maxLineBytes: Int
     var events: BoundedHandoff<HeartRateTransportEvent>.Events { handoff.events }
-    private let lock = NSLock()
-    private var reacquireRequested = false
-    private var thread: OwnedThread?
+    private struct State {
+        var reacquireRequested = false
+        var thread: OwnedThread?
+    }
+    private let state = Mutex(State())
 
     init(maxLineBytes: Int, capacity: Int = TransportThread.defaultCapacity) {
         self.maxLineBytes = maxLineBytes
@@ -37,7 +40,7 @@ final class TransportThread: @unchecked Sendable {
     /// Runs `loop` on a new thread named `name`; the events end when it returns.
     func start(name: String, _ loop: @escaping @Sendable () -> Void) {
         let thread = OwnedThread(name: name)
-        lock.withLock { self.thread = thread }
+        state.withLock { $0.thread = thread }
         thread.start { [self] in
             loop()
             handoff.finish()
@@ -47,7 +50,7 @@ final class TransportThread: @unchecked Sendable {
     /// Ends the events without a thread (a transport fed from elsewhere, see `MQTTBridgeSource`).
     func finish() { handoff.finish() }
 
-    private var owned: OwnedThread? { lock.withLock { thread } }
+    private var owned: OwnedThread? { state.withLock { $0.thread } }
 
     var shouldStop: Bool { owned?.shouldStop ?? false }
 
@@ -56,13 +59,13 @@ final class TransportThread: @unchecked Sendable {
     /// Waits up to `seconds` for the loop to return.
     func waitUntilFinished(seconds: Double) { owned?.join(timeout: seconds) }
 
-    func requestReacquire() { lock.withLock { reacquireRequested = true } }
+    func requestReacquire() { state.withLock { $0.reacquireRequested = true } }
 
     /// Whether a reacquire was asked for since the last call; clears the request.
     func takeReacquireRequest() -> Bool {
-        lock.withLock {
-            defer { reacquireRequested = false }
-            return reacquireRequested
+        state.withLock { state in
+            defer { state.reacquireRequested = false }
+            return state.reacquireRequested
         }
     }
 

@@ -9,26 +9,33 @@ import Supervision
 /// clients; UDP cannot push back) uses `offer` and counts what did not fit.
 ///
 /// The consumer iterates `events`; taking an event frees its place.
-final class BoundedHandoff<Event: Sendable>: @unchecked Sendable {
+final class BoundedHandoff<Event: Sendable>: Sendable {
     let capacity: Int
     let events: Events
     private let continuation: AsyncStream<Event>.Continuation
-    private let condition = MonotonicCondition()
-    private var queued = 0
-    private var waitingProducers = 0
+    /// What is queued, owned by the producers' and the consumer's shared condition.
+    private let ledger: MonotonicCondition<Ledger>
     private let weight: @Sendable (Event) -> Int
+
+    fileprivate struct Ledger: Sendable {
+        /// The weight of what waits for the consumer.
+        var queued = 0
+        /// Producers waiting for room: the consumer signals only when there are any.
+        var waitingProducers = 0
+    }
 
     init(capacity: Int, weight: @escaping @Sendable (Event) -> Int = { _ in 1 }) {
         self.capacity = max(1, capacity)
         self.weight = weight
         let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .unbounded)
         self.continuation = continuation
-        events = Events(stream: stream, taken: Taken())
-        events.taken.handoff = self
+        let ledger = MonotonicCondition(Ledger())
+        self.ledger = ledger
+        events = Events(stream: stream, ledger: ledger, weight: weight)
     }
 
     /// The weight of what waits for the consumer now.
-    var count: Int { condition.withLock { queued } }
+    var count: Int { ledger.withLock { $0.state.queued } }
 
     /// Waits for room as long as `keepWaiting()` holds (asked every 250 ms); false when it gave
     /// up and the event was not handed over.
@@ -49,9 +56,9 @@ final class BoundedHandoff<Event: Sendable>: @unchecked Sendable {
     func offer(_ batch: [Event]) -> Bool {
         guard !batch.isEmpty else { return true }
         let total = batch.reduce(0) { $0 + weight($1) }
-        let room = condition.withLock {
-            guard queued + total <= capacity else { return false }
-            queued += total
+        let room = ledger.withLock { locked in
+            guard locked.state.queued + total <= capacity else { return false }
+            locked.state.queued += total
             return true
         }
         guard room else { return false }
@@ -62,7 +69,7 @@ final class BoundedHandoff<Event: Sendable>: @unchecked Sendable {
     /// Hands over `event` whether or not there is room (rare events: a state change).
     func force(_ event: Event) {
         let places = weight(event)
-        condition.withLock { queued += places }
+        ledger.withLock { $0.state.queued += places }
         continuation.yield(event)
     }
 
@@ -72,49 +79,49 @@ final class BoundedHandoff<Event: Sendable>: @unchecked Sendable {
     /// Waits until `places` fit (or, for an event heavier than the whole capacity, until the
     /// queue is empty).
     private func reserve(_ places: Int, until deadline: ContinuousClock.Instant?, keepWaiting: () -> Bool) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        while queued + places > capacity && queued > 0 {
-            let now = ContinuousClock.now
-            if let deadline, now >= deadline { return false }
-            waitingProducers += 1
-            condition.wait(timeout: deadline.map { min($0 - now, .milliseconds(250)) } ?? .milliseconds(250))
-            waitingProducers -= 1
-            if queued + places > capacity && queued > 0, !keepWaiting() { return false }
+        ledger.withLock { locked in
+            while locked.state.queued + places > capacity && locked.state.queued > 0 {
+                let now = ContinuousClock.now
+                if let deadline, now >= deadline { return false }
+                locked.state.waitingProducers += 1
+                locked.wait(timeout: deadline.map { min($0 - now, .milliseconds(250)) } ?? .milliseconds(250))
+                locked.state.waitingProducers -= 1
+                if locked.state.queued + places > capacity && locked.state.queued > 0, !keepWaiting() { return false }
+            }
+            locked.state.queued += places
+            return true
         }
-        queued += places
-        return true
-    }
-
-    fileprivate func took(_ event: Event) {
-        let places = weight(event)
-        condition.lock()
-        queued -= places
-        if waitingProducers > 0 { condition.signal() }
-        condition.unlock()
     }
 
     /// The consumer's side: an async sequence whose every `next()` frees one place.
     struct Events: AsyncSequence, Sendable {
         fileprivate let stream: AsyncStream<Event>
-        fileprivate let taken: Taken
+        fileprivate let ledger: MonotonicCondition<Ledger>
+        fileprivate let weight: @Sendable (Event) -> Int
 
         struct AsyncIterator: AsyncIteratorProtocol {
             fileprivate var base: AsyncStream<Event>.AsyncIterator
-            fileprivate let taken: Taken
+            fileprivate let ledger: MonotonicCondition<Ledger>
+            fileprivate let weight: @Sendable (Event) -> Int
 
             mutating func next() async -> Event? {
                 let event = await base.next()
-                if let event { taken.handoff?.took(event) }
+                if let event { took(event) }
                 return event
+            }
+
+            /// Frees the event's places and wakes a producer waiting for room.
+            private func took(_ event: Event) {
+                let places = weight(event)
+                ledger.withLock { locked in
+                    locked.state.queued -= places
+                    if locked.state.waitingProducers > 0 { ledger.signal() }
+                }
             }
         }
 
-        func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: stream.makeAsyncIterator(), taken: taken) }
-    }
-
-    /// Lets the sequence reach its handoff without a retain cycle through the stream.
-    fileprivate final class Taken: @unchecked Sendable {
-        weak var handoff: BoundedHandoff?
+        func makeAsyncIterator() -> AsyncIterator {
+            AsyncIterator(base: stream.makeAsyncIterator(), ledger: ledger, weight: weight)
+        }
     }
 }

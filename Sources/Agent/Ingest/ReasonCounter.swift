@@ -1,22 +1,25 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// Counts events by reason — samples dropped, bridge stamps not believed — for `status`, where
 /// every reason is always listed (zeros included), and logs them rate-limited: the first of each
 /// reason at once, then at most one line per reason a minute with the count since.
 ///
 /// Thread-safe: transport threads, the MQTT network thread and the services all count here.
-final class ReasonCounter: @unchecked Sendable {
+final class ReasonCounter: Sendable {
     let name: String
     let reasons: [String]
     private let message: String
     private let quiet: Set<String>
     private let logger: Logger
     private let logInterval: UInt64
-    private let lock = NSLock()
-    private var counts: [String: Int]
-    /// Per reason: when it was last logged (uptime ns) and its count then.
-    private var logged: [String: (at: UInt64, count: Int)] = [:]
+    private struct Tally {
+        var counts: [String: Int]
+        /// Per reason: when it was last logged (uptime ns) and its count then.
+        var logged: [String: (at: UInt64, count: Int)] = [:]
+    }
+    private let tally: Mutex<Tally>
 
     /// `message` is the log line, e.g. "heart-rate messages dropped"; `quiet` reasons are
     /// expected (thinning to the configured rate) and logged at debug level only.
@@ -27,19 +30,19 @@ final class ReasonCounter: @unchecked Sendable {
         self.quiet = quiet
         self.logger = logger
         logInterval = UInt64(logIntervalS * 1e9)
-        counts = Dictionary(uniqueKeysWithValues: reasons.map { ($0, 0) })
+        tally = Mutex(Tally(counts: Dictionary(uniqueKeysWithValues: reasons.map { ($0, 0) })))
     }
 
     /// Adds `amount` to `reason` (one of `reasons`); `detail` is logged with it.
     func count(_ reason: String, _ amount: Int = 1, detail: @autoclosure () -> String = "") {
         guard amount > 0 else { return }
         let now = DispatchTime.now().uptimeNanoseconds
-        let due: (total: Int, since: Int)? = lock.withLock {
-            let total = (counts[reason] ?? 0) + amount
-            counts[reason] = total
-            if let last = logged[reason], now < last.at + logInterval { return nil }
-            let since = total - (logged[reason]?.count ?? 0)
-            logged[reason] = (now, total)
+        let due: (total: Int, since: Int)? = tally.withLock { tally in
+            let total = (tally.counts[reason] ?? 0) + amount
+            tally.counts[reason] = total
+            if let last = tally.logged[reason], now < last.at + logInterval { return nil }
+            let since = total - (tally.logged[reason]?.count ?? 0)
+            tally.logged[reason] = (now, total)
             return (total, since)
         }
         guard let due else { return }
@@ -49,12 +52,12 @@ final class ReasonCounter: @unchecked Sendable {
         logger.log(level: quiet.contains(reason) ? .debug : .notice, "\(message)", metadata: metadata)
     }
 
-    func value(_ reason: String) -> Int { lock.withLock { counts[reason] ?? 0 } }
+    func value(_ reason: String) -> Int { tally.withLock { $0.counts[reason] ?? 0 } }
 
     /// Every reason with its count, in `reasons` order.
-    var snapshot: [(String, Int)] { lock.withLock { reasons.map { ($0, counts[$0] ?? 0) } } }
+    var snapshot: [(String, Int)] { tally.withLock { tally in reasons.map { ($0, tally.counts[$0] ?? 0) } } }
 
-    var total: Int { lock.withLock { counts.values.reduce(0, +) } }
+    var total: Int { tally.withLock { $0.counts.values.reduce(0, +) } }
 }
 
 /// The drop and stamp counters of both sensors, shared by the readers, the services, the

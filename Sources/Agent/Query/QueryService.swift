@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Store
+import Synchronization
 
 /// Answers `<root>/selection/date` (and `[query] extra_topics`) with exactly one reply per
 /// request.
@@ -21,9 +22,10 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
     private let routing: ReplyRouting
     private let logger: Logger
     private let engineQueue = DispatchQueue(label: "keepalive.query")
-    private let engine: QueryEngineBox
+    /// Used on `engineQueue`.
+    private let engine: Mutex<QueryEngine>
     /// Its own connection, used only on the MQTT network thread.
-    private let quickEngine: QueryEngineBox
+    private let quickEngine: Mutex<QueryEngine>
     private let bucket: LockedTokenBucket
     private let waiting = LockedCounter()
     private let clock: AgentClock
@@ -47,14 +49,10 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
         replies = ReplyPublisher(client: client, kind: "query", logger: logger)
         routing = ReplyRouting(config: config)
         self.logger = logger
-        let makeEngine = {
-            QueryEngineBox(QueryEngine(
-                storePath: config.store.path, settings: settings, maxReplyBytes: config.query.maxReplyBytes, deviceID: config.device.id))
-        }
-        engine = makeEngine()
+        let engine = Self.makeEngine(config: config, settings: settings)
         if let keepSleepEpochs {
             // Sleep epochs a query computed are kept by the writer, off the query's path.
-            engine.engine.keepSleepEpochs = { epochs in
+            engine.keepSleepEpochs = { epochs in
                 Task {
                     do { try await keepSleepEpochs(epochs) } catch {
                         logger.warning("could not keep sleep epochs", metadata: ["count": "\(epochs.count)", "error": "\(error)"])
@@ -62,8 +60,13 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
                 }
             }
         }
-        quickEngine = makeEngine()
+        self.engine = Mutex(engine)
+        quickEngine = Mutex(Self.makeEngine(config: config, settings: settings))
         bucket = LockedTokenBucket(TokenBucket(ratePerS: config.query.ratePerS, burst: config.query.burst))
+    }
+
+    private static func makeEngine(config: AgentConfig, settings: AggregateSettings) -> QueryEngine {
+        QueryEngine(storePath: config.store.path, settings: settings, maxReplyBytes: config.query.maxReplyBytes, deviceID: config.device.id)
     }
 
     var description: String { "QueryService" }
@@ -86,7 +89,7 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
         case .failure(let error):
             send(error.reply, to: route.topic, correlationData: correlation, qos: qos)
         case .success(let request):
-            if let reply = quickEngine.engine.quickAnswer(request, now: clock.now()) {
+            if let reply = quickEngine.withLock({ $0.quickAnswer(request, now: clock.now()) }) {
                 return send(reply, to: route.topic, correlationData: correlation, qos: qos)
             }
             guard waiting.increment(below: Self.maximumQueued) else {
@@ -97,7 +100,7 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
             }
             engineQueue.async { [self] in
                 waitForFold()
-                let reply = engine.engine.answer(request, now: clock.now())
+                let reply = engine.withLock { $0.answer(request, now: clock.now()) }
                 send(reply, to: route.topic, correlationData: correlation, qos: qos)
                 waiting.decrement()
             }
@@ -136,24 +139,18 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
     }
 }
 
-/// Each engine is only ever used on one thread: `engineQueue`, or the MQTT network thread.
-private final class QueryEngineBox: @unchecked Sendable {
-    let engine: QueryEngine
-    init(_ engine: QueryEngine) { self.engine = engine }
-}
-
-private final class LockedCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = 0
+/// Requests waiting for the engine queue.
+private final class LockedCounter: Sendable {
+    private let value = Mutex(0)
 
     /// Counts one more unless `limit` are already counted.
     func increment(below limit: Int) -> Bool {
-        lock.withLock {
+        value.withLock { value in
             guard value < limit else { return false }
             value += 1
             return true
         }
     }
 
-    func decrement() { lock.withLock { value -= 1 } }
+    func decrement() { value.withLock { $0 -= 1 } }
 }

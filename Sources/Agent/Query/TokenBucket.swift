@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Requests allowed at `ratePerS` on average, `burst` at once.
 struct TokenBucket: Sendable {
@@ -31,10 +32,9 @@ struct TokenBucket: Sendable {
 }
 
 /// A token bucket shared by the MQTT network thread and tasks (queries, commands).
-final class LockedTokenBucket: @unchecked Sendable {
-    private let lock = NSLock()
-    private var bucket: TokenBucket
-    init(_ bucket: TokenBucket) { self.bucket = bucket }
-    func take() -> Bool { lock.withLock { bucket.take() } }
-    func giveBack() { lock.withLock { bucket.giveBack() } }
+final class LockedTokenBucket: Sendable {
+    private let bucket: Mutex<TokenBucket>
+    init(_ bucket: TokenBucket) { self.bucket = Mutex(bucket) }
+    func take() -> Bool { bucket.withLock { $0.take() } }
+    func giveBack() { bucket.withLock { $0.giveBack() } }
 }

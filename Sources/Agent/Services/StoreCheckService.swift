@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Store
+import Synchronization
 
 /// Checks the whole store file in the background when it was too large to check at start
 /// (`Store.needsFullCheck`): a year of 1 Hz data is gigabytes, minutes of reading on an SD card.
@@ -60,45 +61,59 @@ struct StoreDamagedError: Error, CustomStringConvertible {
 
 /// One background check: its continuation is resumed once, by the check's thread or by a
 /// shutdown (which also interrupts the check, so the process need not wait minutes for it).
-private final class CheckRun: @unchecked Sendable {
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<String?, any Error>?
-    private var connection: SQLiteConnection?
-    private var stopped = false
+private final class CheckRun: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<String?, any Error>?
+        var running: CheckInterrupter?
+        var stopped = false
+    }
+    private let state = Mutex(State())
 
-    var wasStopped: Bool { lock.withLock { stopped } }
+    var wasStopped: Bool { state.withLock { $0.stopped } }
 
     /// False when already stopped: the continuation is resumed at once and nothing starts.
     func start(_ continuation: CheckedContinuation<String?, any Error>) -> Bool {
-        let proceed = lock.withLock {
-            if !stopped { self.continuation = continuation }
-            return !stopped
+        let proceed = state.withLock {
+            if !$0.stopped { $0.continuation = continuation }
+            return !$0.stopped
         }
         if !proceed { continuation.resume(returning: nil) }
         return proceed
     }
 
     func opened(_ connection: SQLiteConnection) {
-        lock.withLock {
-            self.connection = connection
-            if stopped { connection.interrupt() }
+        let running = CheckInterrupter(connection)
+        state.withLock {
+            $0.running = running
+            if $0.stopped { running.interrupt() }
         }
     }
 
     func finish(_ result: Result<String?, any Error>) {
-        let waiting = lock.withLock {
-            defer { continuation = nil }
-            return continuation
+        let waiting = state.withLock { state in
+            defer { state.continuation = nil }
+            return state.continuation
         }
         waiting?.resume(with: result)
     }
 
     func stop() {
-        let running = lock.withLock {
-            stopped = true
-            return connection
+        let running = state.withLock {
+            $0.stopped = true
+            return $0.running
         }
         running?.interrupt()
         finish(.success(nil))
     }
+}
+
+/// The check's connection as seen from the shutdown's thread: it can only be interrupted.
+///
+/// Unchecked `Sendable`, and safe: the only call made through it is `sqlite3_interrupt`, which
+/// SQLite documents as safe to call from another thread while the connection runs a statement
+/// (https://sqlite.org/c3ref/interrupt.html); the check's own thread does everything else.
+private final class CheckInterrupter: @unchecked Sendable {
+    private let connection: SQLiteConnection
+    init(_ connection: SQLiteConnection) { self.connection = connection }
+    func interrupt() { connection.interrupt() }
 }

@@ -6,9 +6,15 @@ import Foundation
 /// publish, subscribe, disconnect. The connection's policy (when to connect again, what a session
 /// is, when to stop) is `MQTTClient`'s; this type only speaks to the C library.
 ///
-/// Not thread-safe: its owner calls it under its own lock or on its network thread. The C
-/// callbacks (`MosquittoCallbacks.swift`) find their way back to the owner through `userdata`.
-final class MosquittoHandle {
+/// Every failing call throws a `MosquittoError`: no `MOSQ_ERR_*` integer leaves this file.
+/// The C callbacks (`MosquittoCallbacks.swift`) find their way back to the owner through `userdata`.
+///
+/// Unchecked `Sendable`, and safe: libmosquitto documents its client calls as thread-safe once
+/// `mosquitto_threaded_set` is on (set in `configure`), so `publish`/`subscribe` from other
+/// threads may run beside `loop` on the network thread, as `MQTTClient` has them do. `pointer`
+/// itself changes only in `renew`/`destroy`, on the network thread with `MQTTClient`'s
+/// connection lock held, and every other thread reaches the handle under that same lock.
+final class MosquittoHandle: @unchecked Sendable {
     let options: MQTTClientOptions
     private var pointer: OpaquePointer?
 
@@ -32,35 +38,37 @@ final class MosquittoHandle {
         } else {
             mosquitto_reinitialise(pointer, options.clientID, false, userdata)
         }
-        guard let pointer else { return Self.describe(MOSQ_ERR_NOMEM.rawValue) }
+        guard let pointer else { return MosquittoError(code: MOSQ_ERR_NOMEM.rawValue).message }
         return configure(pointer)
     }
 
-    /// Connects (blocking); a libmosquitto result code.
-    func connect() -> Int32 {
-        guard let pointer else { return MOSQ_ERR_INVAL.rawValue }
+    /// Connects (blocking).
+    func connect() throws(MosquittoError) {
+        guard let pointer else { throw MosquittoError(code: MOSQ_ERR_INVAL.rawValue) }
         var properties: OpaquePointer? = nil
         defer { mosquitto_property_free_all(&properties) }
         if options.protocolVersion == 5 {
             mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), options.sessionExpiryS)
             mosquitto_property_add_int16(&properties, Int32(MQTT_PROP_RECEIVE_MAXIMUM.rawValue), options.receiveMaximum)
         }
-        return mosquitto_connect_bind_v5(pointer, options.host, Int32(options.port), Int32(options.keepaliveS), nil, properties)
+        try MosquittoError.check(
+            mosquitto_connect_bind_v5(pointer, options.host, Int32(options.port), Int32(options.keepaliveS), nil, properties))
     }
 
-    /// One turn of the network loop, waiting at most `timeoutMs`; a libmosquitto result code.
-    func loop(timeoutMs: Int32) -> Int32 { mosquitto_loop(pointer, timeoutMs, 1) }
+    /// One turn of the network loop, waiting at most `timeoutMs`.
+    func loop(timeoutMs: Int32) throws(MosquittoError) { try MosquittoError.check(mosquitto_loop(pointer, timeoutMs, 1)) }
 
-    /// Hands `message` to libmosquitto; its result code and mid (0 for QoS 0).
-    func publish(_ message: MQTTMessage) -> (code: Int32, mid: Int32) {
-        guard let pointer else { return (MOSQ_ERR_NO_CONN.rawValue, 0) }
+    /// Hands `message` to libmosquitto; its mid (0 for QoS 0).
+    func publish(_ message: MQTTMessage) throws(MosquittoError) -> Int32 {
+        guard let pointer else { throw MosquittoError(code: MOSQ_ERR_NO_CONN.rawValue) }
         var mid: Int32 = 0
         var properties = options.protocolVersion == 5 ? MosquittoProperties.make(message.properties) : nil
         defer { mosquitto_property_free_all(&properties) }
         let rc = message.payload.withUnsafeBytes { payload in
             mosquitto_publish_v5(pointer, &mid, message.topic, Int32(payload.count), payload.baseAddress, message.qos.rawValue, message.retain, properties)
         }
-        return (rc, mid)
+        try MosquittoError.check(rc)
+        return mid
     }
 
     /// SUBSCRIBE at QoS 1.
@@ -111,26 +119,21 @@ final class MosquittoHandle {
                     handle, will.topic, Int32(payload.count), payload.baseAddress, will.qos.rawValue, will.retain, properties)
             }
             // On success libmosquitto owns (and frees) the will's property list; on failure we do.
-            if rc != MOSQ_ERR_SUCCESS.rawValue {
+            if let error = MosquittoError.failure(rc) {
                 mosquitto_property_free_all(&properties)
-                return "will: \(Self.describe(rc))"
+                return "will: \(error.message)"
             }
         }
         if let username = options.username {
             let rc = mosquitto_username_pw_set(handle, username, options.password)
-            if rc != MOSQ_ERR_SUCCESS.rawValue { return "credentials: \(Self.describe(rc))" }
+            if let error = MosquittoError.failure(rc) { return "credentials: \(error.message)" }
         }
         if let tls = options.tls {
             let rc = mosquitto_tls_set(handle, tls.cafile, nil, tls.certfile, tls.keyfile, nil)
-            if rc != MOSQ_ERR_SUCCESS.rawValue { return "TLS setup: \(Self.describe(rc))" }
+            if let error = MosquittoError.failure(rc) { return "TLS setup: \(error.message)" }
             mosquitto_tls_insecure_set(handle, tls.insecure)
         }
         return nil
-    }
-
-    static func describe(_ code: Int32) -> String {
-        if code == MOSQ_ERR_ERRNO.rawValue { return String(cString: strerror(errno)) }
-        return String(cString: mosquitto_strerror(code))
     }
 
     static func reasonString(_ code: Int32) -> String { String(cString: mosquitto_reason_string(code)) }

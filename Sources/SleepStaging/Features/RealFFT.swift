@@ -42,7 +42,7 @@ struct RealFFT: Sendable {
     }
 
     /// A plan for one length, never destroyed (a handful of lengths per process at most).
-    /// `@unchecked Sendable`: FFTW documents `fftw_execute_dft_r2c` on a shared plan as thread-safe.
+    /// Unchecked `Sendable`, and safe: FFTW documents `fftw_execute_dft_r2c` on a shared plan as thread-safe.
     final class SharedPlan: @unchecked Sendable {
         let pointer: OpaquePointer
 
