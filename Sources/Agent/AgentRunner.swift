@@ -36,7 +36,7 @@ struct AgentRunner {
         let store: Store
         do {
             store = try Store(Store.Configuration(
-                path: config.store.path, synchronous: config.store.synchronous == .normal ? .normal : .full,
+                path: config.store.path, synchronous: config.store.synchronous,
                 fullCheckMaxBytes: TestHooks.current.storeFullCheckMaxBytes ?? Store.defaultFullCheckMaxBytes,
                 dayTimeZone: AggregateSettings(config: config).timeZone,
                 journalFoldAfter: config.store.foldS > 0 ? .seconds(config.store.foldS) : nil, clock: clock), logger: logger)

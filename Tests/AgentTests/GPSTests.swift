@@ -112,7 +112,7 @@ struct GPSTests {
         try await status.waitFor("gps disconnected") { Self.gpsState($0) == "disconnected" }
         try await agent.process!.waitForLine(containing: "gpsd unreachable")
         let gps = try await GPSFake(capture: Tools.fixture("gpsd/bu353s4.log"), port: port, cycle: 0.1)
-        try await status.waitFor(timeout: 20, "gps fixed once gpsd is there") { Self.gpsState($0) == "fixed" }
+        try await status.waitFor(timeout: 60, "gps fixed once gpsd is there") { Self.gpsState($0) == "fixed" }
         gps.stop()
     }
 
@@ -123,12 +123,12 @@ struct GPSTests {
         let port = Ports.free()
         var gps = try await GPSFake(capture: Tools.fixture("gpsd/bu353s4.log"), port: port, cycle: 0.1)
         let agent = try AgentProcess(brokerPort: broker.port, gpsPort: port, gpsFixTimeout: 5)
-        try await status.waitFor(timeout: 20, "first fix") { Self.gpsState($0) == "fixed" }
+        try await status.waitFor(timeout: 60, "first fix") { Self.gpsState($0) == "fixed" }
         gps.stop()
         try await agent.process!.waitForLine(containing: "gpsd session lost", timeout: 10)
         let before = status.messages.count
         gps = try await GPSFake(capture: Tools.fixture("gpsd/bu353s4.log"), port: port, cycle: 0.1)
-        try await Wait.until(timeout: 20, "gps fixed again after the restart; agent log:\n\(agent.log.suffix(1500))") {
+        try await Wait.until(timeout: 60, "gps fixed again after the restart; agent log:\n\(agent.log.suffix(1500))") {
             status.messages.dropFirst(before).contains { Self.gpsState($0) == "fixed" }
         }
         _ = agent

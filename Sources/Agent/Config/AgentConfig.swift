@@ -1,4 +1,8 @@
 import Foundation
+import Store
+
+/// The store module's `Store.Synchronous`, named where `Store` means `AgentConfig.Store`.
+public typealias StoreSynchronous = Store.Synchronous
 
 /// The validated configuration of one agent: every key of `config.toml`, with its default applied.
 ///
@@ -85,9 +89,8 @@ public struct AgentConfig: Sendable, Equatable {
         public var maxLineBytes: Int
     }
 
-    public enum Synchronous: String, Sendable, Equatable, CaseIterable {
-        case full, normal
-    }
+    /// `[store] synchronous`: the store's own setting, one enum for the config and the store.
+    public typealias Synchronous = StoreSynchronous
 
     public struct Store: Sendable, Equatable {
         public var path: String
