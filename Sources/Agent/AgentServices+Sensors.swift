@@ -3,16 +3,6 @@ import Foundation
 import Logging
 import ServiceLifecycle
 
-/// What every sensor service is handed: where its samples go, where it reports its state, what it
-/// counts, the heartbeat the watchdog reads, the agent's clock.
-struct SensorWiring {
-    let writer: SampleWriter
-    let board: SensorBoard
-    let counters: IngestCounters
-    let heartbeats: LoopHeartbeats
-    let clock: AgentClock
-}
-
 extension AgentServices {
     /// The heart-rate strap's service on the configured transport, and the GPS's, where enabled.
     static func sensors(config: AgentConfig, client: MQTTClient, ingest: SensorWiring, location: LocationPublisher) -> [any Service] {
