@@ -118,12 +118,22 @@ def start_gpsfake(directory):
     return Process("gpsfake", ["gpsfake", "-P", str(port), "-q", "-c", "0.2", capture], directory, env={"TMPDIR": tmp}), port
 
 
+def midday_zone(now=None):
+    """An Etc/GMT zone in which it is now 12:xx. The check replays an hour of heart rate and two
+    minutes of a foot pod ending now, and reads them back from `health/today`: in UTC, a run
+    just after midnight put most of them in yesterday (found by a fresh-clone run at 00:01 UTC).
+    Etc/GMT names are POSIX-style: Etc/GMT-3 is three hours ahead of UTC."""
+    hour = (now or datetime.datetime.now(datetime.timezone.utc)).hour
+    offset = (12 - hour + 12) % 24 - 12  # -12…11 hours: local 12:xx
+    return "UTC" if offset == 0 else f"Etc/GMT{'-' if offset > 0 else '+'}{abs(offset)}"
+
+
 def write_agent_config(directory, device, broker_port, gps_port, hr_port, gps_enabled=True):
     path = os.path.join(directory, "config.toml")
     with open(path, "w") as f:
         f.write(f"""[device]
 id = "{device}"
-timezone = "UTC"
+timezone = "{midday_zone()}"
 [mqtt]
 port = {broker_port}
 reconnect_min_s = 0.2
