@@ -135,8 +135,9 @@ struct StepsTests {
             #"{"ts":"\#(BridgeBacklog.timestamp(now - Int64(raws.count - 1 - index) * 1000))","sensor":"footpod","char":"2a53","raw":"\#(raw)"}"#
         }
         let path = try directory.write("live.ndjson", lines.joined(separator: "\n") + "\n")
+        // In a zone where it is midday: the two minutes never straddle the agent's midnight.
         let agent = try AgentProcess(
-            brokerPort: broker.port,
+            brokerPort: broker.port, timeZone: MiddayZone.at().identifier,
             extraConfig: Self.bridge(catting: path, pids: directory.file("pids")) + "[schedule]\ntoday_interval_s = 2\n",
             directory: directory, environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "1"])
         let message = try await today.waitFor(timeout: 20, "health/today with the pod's steps") { ($0.json?["steps"] as? Int ?? 0) > 0 }
