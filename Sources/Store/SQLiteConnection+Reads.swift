@@ -19,13 +19,26 @@ extension SQLiteConnection {
         let statement = try self.statement(sql: Self.heartRatesInTime)
             .bind(.integer(fromMs), .integer(toMs), .integer(cursor?.heartRateID ?? .max))
         defer { statement.reset() }
-        let columns = try statement.layout(StoredHeartRate.Columns.self)
-        while try statement.step() { try body(columns.heartRate(statement)) }
+        // One row per RR interval (or one without any), grouped here by notification: half the
+        // time of a subquery per notification joining its intervals into text (issue 32).
+        var current: (id: Int64, sample: StoredHeartRate)?
+        while try statement.step() {
+            let id = statement.int64(9)
+            if current?.id != id {
+                if let done = current { try body(done.sample) }
+                current = (id, StoredHeartRate(
+                    sensor: statement.text(0), timeMs: statement.int64(1), receivedMs: statement.int64(2), bpm: statement.int(3),
+                    contact: statement.int(4), energyKJ: statement.optionalInt(5), valid: statement.int(6) != 0, raw: statement.blob(7)))
+            }
+            if !statement.isNull(8) { current?.sample.rrIntervals.append(statement.int(8)) }
+        }
+        if let done = current { try body(done.sample) }
     }
 
     private static let heartRatesInTime = """
-        SELECT \(StoredHeartRate.selection)
-        FROM hr_sample s WHERE s.ts_ms >= ? AND s.ts_ms < ? AND s.id <= ? ORDER BY s.ts_ms, s.sensor
+        SELECT s.sensor, s.ts_ms, s.received_ms, s.bpm, s.contact, s.energy_kj, s.valid, s.raw, r.rr_1024, s.id
+        FROM hr_sample s LEFT JOIN rr_interval r ON r.sample_id = s.id
+        WHERE s.ts_ms >= ? AND s.ts_ms < ? AND s.id <= ? ORDER BY s.ts_ms, s.sensor, r.position
         """
 
     func rowCursor() throws -> RowCursor {
@@ -85,6 +98,24 @@ extension SQLiteConnection {
         SELECT \(StoredStepRecord.selection)
         FROM step_record WHERE ts_ms >= ? AND ts_ms < ? AND id <= ? ORDER BY ts_ms, sensor, kind
         """
+
+    /// The time span of the rows stored after `cursor` (fixes, notifications, step records), nil
+    /// when there are none: which days a batch of new rows touched. Row-id range scans.
+    func span(ofRowsAfter cursor: RowCursor) throws -> (fromMs: Int64, toMs: Int64)? {
+        var span: (fromMs: Int64, toMs: Int64)?
+        for (sql, id): (StaticString, Int64) in [
+            ("SELECT min(ts_ms), max(ts_ms) FROM fix WHERE id > ?", cursor.fixID),
+            ("SELECT min(ts_ms), max(ts_ms) FROM hr_sample WHERE id > ?", cursor.heartRateID),
+            ("SELECT min(ts_ms), max(ts_ms) FROM step_record WHERE id > ?", cursor.stepID),
+        ] {
+            let statement = try self.statement(sql).bind(.integer(id))
+            defer { statement.reset() }
+            guard try statement.step(), !statement.isNull(0) else { continue }
+            let (from, to) = (statement.int64(0), statement.int64(1))
+            span = (min(span?.fromMs ?? from, from), max(span?.toMs ?? to, to))
+        }
+        return span
+    }
 
     /// Whether any fix, heart-rate notification or step record lies in `[fromMs, toMs)`.
     func hasRawData(fromMs: Int64, toMs: Int64) throws -> Bool {

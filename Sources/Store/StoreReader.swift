@@ -35,17 +35,21 @@ public final class StoreReader {
     public func rowCursor() throws -> RowCursor { try db.rowCursor() }
     public func rows(after cursor: RowCursor, limit: Int) throws -> NewRows { try db.rows(after: cursor, limit: limit) }
     public func hasRawData(fromMs: Int64, toMs: Int64) throws -> Bool { try db.hasRawData(fromMs: fromMs, toMs: toMs) }
+    public func span(ofRowsAfter cursor: RowCursor) throws -> (fromMs: Int64, toMs: Int64)? { try db.span(ofRowsAfter: cursor) }
 
-    public func forEachFix(fromMs: Int64, toMs: Int64, _ body: (StoredFix) throws -> Void) throws {
-        try db.forEachFix(fromMs: fromMs, toMs: toMs, upTo: nil, body)
+    /// `upTo` leaves out rows stored after a cursor was taken.
+    public func forEachFix(fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredFix) throws -> Void) throws {
+        try db.forEachFix(fromMs: fromMs, toMs: toMs, upTo: cursor, body)
     }
 
-    public func forEachStepRecord(fromMs: Int64, toMs: Int64, _ body: (StoredStepRecord) throws -> Void) throws {
-        try db.forEachStepRecord(fromMs: fromMs, toMs: toMs, upTo: nil, body)
+    /// `upTo` leaves out rows stored after a cursor was taken.
+    public func forEachStepRecord(fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredStepRecord) throws -> Void) throws {
+        try db.forEachStepRecord(fromMs: fromMs, toMs: toMs, upTo: cursor, body)
     }
 
-    public func forEachHeartRate(fromMs: Int64, toMs: Int64, _ body: (StoredHeartRate) throws -> Void) throws {
-        try db.forEachHeartRate(fromMs: fromMs, toMs: toMs, upTo: nil, body)
+    /// `upTo` leaves out rows stored after a cursor was taken.
+    public func forEachHeartRate(fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredHeartRate) throws -> Void) throws {
+        try db.forEachHeartRate(fromMs: fromMs, toMs: toMs, upTo: cursor, body)
     }
 
     /// The newest fix stamped with GPS time, by the order fixes were stored (the last few

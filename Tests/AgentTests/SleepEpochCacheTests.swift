@@ -33,7 +33,7 @@ struct SleepEpochCacheTests {
     /// The epochs of the whole stored night, through a cache holding what `store` kept.
     static func epochs(_ store: Store, samples: [StoredHeartRate]) async throws -> (epochs: [SleepEpoch], cache: SleepEpochCache) {
         let cache = SleepEpochCache(sensor: "h10", read: try await epochRows(store))
-        return (cache.epochs(of: samples[...], timeZone: zone, gapLimitMs: 10_000), cache)
+        return (cache.epochs(of: NightSamples.Series(samples, sensor: "h10"), samples.indices, timeZone: zone, gapLimitMs: 10_000), cache)
     }
 
     @Test("a night computed hour by hour as its beats arrive, reusing kept epochs, equals the night computed from scratch, epoch for epoch")
@@ -50,7 +50,7 @@ struct SleepEpochCacheTests {
         #expect(kept.epochs.count > 1000, "a 9-hour night keeps ~1060 complete epochs: \(kept.epochs.count)")
 
         let (incremental, cache) = try await Self.epochs(store, samples: samples)
-        let scratch = SleepEpochCache(sensor: "h10").epochs(of: samples[...], timeZone: Self.zone, gapLimitMs: 10_000)
+        let scratch = SleepEpochCache(sensor: "h10").epochs(of: NightSamples.Series(samples, sensor: "h10"), samples.indices, timeZone: Self.zone, gapLimitMs: 10_000)
         #expect(incremental == scratch, "the kept epochs give the same labels and probabilities as computing every epoch")
         #expect(cache.computed <= 20, "only the epochs whose window is not complete are computed again: \(cache.computed)")
 
@@ -71,7 +71,7 @@ struct SleepEpochCacheTests {
         _ = try await SleepNight.compute(Self.morning, settings: Self.settings, store: store, upTo: nil)
         try await store.write(heartRates: Array(samples[late]))
         let (withBacklog, cache) = try await Self.epochs(store, samples: samples)
-        let scratch = SleepEpochCache(sensor: "h10").epochs(of: samples[...], timeZone: Self.zone, gapLimitMs: 10_000)
+        let scratch = SleepEpochCache(sensor: "h10").epochs(of: NightSamples.Series(samples, sensor: "h10"), samples.indices, timeZone: Self.zone, gapLimitMs: 10_000)
         #expect(withBacklog == scratch)
         let before = (late.lowerBound * 1000 / 30_000) - 20
         #expect(cache.reused >= before, "the epochs whose window ends before the backlog are reused: \(cache.reused) of \(scratch.count), computed \(cache.computed)")
@@ -110,7 +110,7 @@ struct SleepEpochCacheTests {
 
         let (epochs, cache) = try await Self.epochs(reopened, samples: samples)
         #expect(cache.failedCheck == 1)
-        #expect(epochs == SleepEpochCache(sensor: "h10").epochs(of: samples[...], timeZone: Self.zone, gapLimitMs: 10_000))
+        #expect(epochs == SleepEpochCache(sensor: "h10").epochs(of: NightSamples.Series(samples, sensor: "h10"), samples.indices, timeZone: Self.zone, gapLimitMs: 10_000))
         _ = try await SleepNight.compute(Self.morning, settings: Self.settings, store: reopened, upTo: nil)
         let repaired = try await Self.epochRows(reopened)
         #expect(repaired.failedCheck == 0 && repaired.epochs.count == keptCount, "computed again and kept")

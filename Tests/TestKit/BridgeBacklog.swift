@@ -12,8 +12,18 @@ public struct BridgeBacklog: Sendable {
     /// The UTC day the notifications start on (YYYY-MM-DD).
     public let day: String
 
+    /// What each notification's RR intervals are.
+    public enum Beats: Sendable {
+        /// One interval matching its bpm in every notification, whatever the rate: at 2 Hz the
+        /// intervals add up to 1.2–2× the time they cover, which no strap sends.
+        case onePerNotification
+        /// The intervals of the beats that ended since the previous notification, as a strap
+        /// sends them: none, one or two at 2 Hz, adding up to the time that passed.
+        case asAStrapSends
+    }
+
     public init(in directory: TemporaryDirectory, count: Int, hz: Double = 2, daysAgo: Int = 2, sensor: String = "backlog",
-                name: String = "backlog.ndjson") throws {
+                name: String = "backlog.ndjson", beats: Beats = .onePerNotification) throws {
         let dayLength: Int64 = 86_400_000
         let nowMs = Int64(Date().timeIntervalSince1970 * 1000)
         firstMs = (nowMs / dayLength - Int64(daysAgo)) * dayLength
@@ -25,8 +35,20 @@ public struct BridgeBacklog: Sendable {
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         defer { try? handle.close() }
         var chunk = ""
+        var nextBeatMs = Double(firstMs)
         for index in 0..<count {
-            chunk += Self.line(index: index, timeMs: firstMs + Int64(index) * intervalMs, sensor: sensor) + "\n"
+            let timeMs = firstMs + Int64(index) * intervalMs
+            switch beats {
+            case .onePerNotification:
+                chunk += Self.line(index: index, timeMs: timeMs, sensor: sensor) + "\n"
+            case .asAStrapSends:
+                var intervals: [Int] = []
+                while nextBeatMs + Self.rr1024(index: index) * 1000 / 1024 <= Double(timeMs) {
+                    intervals.append(Int(Self.rr1024(index: index)))
+                    nextBeatMs += Self.rr1024(index: index) * 1000 / 1024
+                }
+                chunk += Self.line(index: index, timeMs: timeMs, sensor: sensor, rr: intervals) + "\n"
+            }
             if chunk.utf8.count > 1 << 20 {
                 handle.write(Data(chunk.utf8))
                 chunk = ""
@@ -56,11 +78,18 @@ public struct BridgeBacklog: Sendable {
 
     /// One bridge message: 60–99 bpm, contact detected, one RR interval matching the rate.
     public static func line(index: Int, timeMs: Int64, sensor: String) -> String {
+        line(index: index, timeMs: timeMs, sensor: sensor, rr: [Int(rr1024(index: index))])
+    }
+
+    /// One bridge message: 60–99 bpm, contact detected, the RR intervals given (1/1024 s).
+    public static func line(index: Int, timeMs: Int64, sensor: String, rr: [Int]) -> String {
         let bpm = 60 + index % 40
-        let rr = Int((60.0 / Double(bpm) * 1024).rounded())
-        let raw = String(format: "16%02x%02x%02x", bpm, rr & 0xFF, rr >> 8)
+        let raw = String(format: rr.isEmpty ? "06%02x" : "16%02x", bpm) + rr.map { String(format: "%02x%02x", $0 & 0xFF, $0 >> 8) }.joined()
         return #"{"ts":"\#(timestamp(timeMs))","seq":\#(index + 1),"sensor":"\#(sensor)","raw":"\#(raw)"}"#
     }
+
+    /// The RR interval (1/1024 s) of notification `index`'s rate.
+    static func rr1024(index: Int) -> Double { (60.0 / Double(60 + index % 40) * 1024).rounded() }
 
     /// `2026-11-21T08:00:01.500Z`.
     public static func timestamp(_ ms: Int64) -> String {

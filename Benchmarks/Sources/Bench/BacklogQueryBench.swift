@@ -4,7 +4,9 @@ import TestKit
 
 /// Issue 32: what a day's figures cost right after a backlog. A strap's backlog of
 /// `KEEPALIVE_BENCH_BACKLOG_COUNT` (100 000) notifications (2 Hz, ≈ 14 h of one day two days ago,
-/// synthesised by `BridgeBacklog`) through a `command` bridge into the release agent, with a broker
+/// synthesised by `BridgeBacklog`, the beats falling as a strap sends them; with
+/// `KEEPALIVE_BENCH_BACKLOG_BEATS=one`, one beat in every notification, as the figures before
+/// 2026-11-26 were taken) through a `command` bridge into the release agent, with a broker
 /// set up as `deploy/` ships it (`set_tcp_nodelay true`); once all are stored:
 /// - the first per-date query for that day (round trip), then queries for it for
 ///   `KEEPALIVE_BENCH_AFTER_S` (60) s, their p99 next to the broker's own round trip (an echo by
@@ -68,7 +70,8 @@ enum BacklogQueryBench {
         var figures = Figures()
         let directory = try TemporaryDirectory("bench-backlog-query")
         // 2 Hz from the start of a day far enough back that the whole backlog is in the past.
-        let backlog = try BridgeBacklog(in: directory, count: count, daysAgo: max(2, count / 172_800 + 2))
+        let beats: BridgeBacklog.Beats = ProcessInfo.processInfo.environment["KEEPALIVE_BENCH_BACKLOG_BEATS"] == "one" ? .onePerNotification : .asAStrapSends
+        let backlog = try BridgeBacklog(in: directory, count: count, daysAgo: max(2, count / 172_800 + 2), beats: beats)
         let broker = try MosquittoBroker(extraConfig: "set_tcp_nodelay true\n")
         defer { broker.stop() }
         let storePath = directory.file("store.db")

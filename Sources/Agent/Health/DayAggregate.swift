@@ -108,15 +108,22 @@ struct DayAggregate: Sendable {
         return aggregate
     }
 
-    /// The same from a read-only connection (queries, the command line).
-    static func build(_ day: LocalDay, settings: AggregateSettings, reader: StoreReader) throws -> DayAggregate {
+    /// The same from a read-only connection (queries, the command line; the publisher, which
+    /// reads off the store's actor), rows stored up to `cursor`.
+    static func build(_ day: LocalDay, settings: AggregateSettings, reader: StoreReader, upTo cursor: RowCursor? = nil) throws -> DayAggregate {
         let bounds = day.boundsMs
         var aggregate = DayAggregate(day: day, settings: settings)
-        try reader.forEachHeartRate(fromMs: bounds.start, toMs: bounds.end) { _ = aggregate.heartRate.add($0) }
-        try reader.forEachFix(fromMs: bounds.start, toMs: bounds.end) { _ = aggregate.location.add($0) }
-        try reader.forEachStepRecord(fromMs: bounds.start, toMs: bounds.end) { _ = aggregate.steps.add($0) }
-        aggregate.workouts = try reader.workouts(fromMs: bounds.start, toMs: bounds.end)
+        try reader.forEachHeartRate(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = aggregate.heartRate.add($0) }
+        try aggregate.readAllButHeartRate(reader, upTo: cursor)
         return aggregate
+    }
+
+    /// The day's fixes, step records and workouts, for a caller that reads its heart rate itself.
+    mutating func readAllButHeartRate(_ reader: StoreReader, upTo cursor: RowCursor? = nil) throws {
+        let bounds = day.boundsMs
+        try reader.forEachFix(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = location.add($0) }
+        try reader.forEachStepRecord(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = steps.add($0) }
+        workouts = try reader.workouts(fromMs: bounds.start, toMs: bounds.end)
     }
 }
 

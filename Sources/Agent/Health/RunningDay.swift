@@ -1,19 +1,37 @@
 import Store
 
-/// One local day's aggregate kept current through a read-only connection: computed once, then
-/// brought up to date with only the rows stored since (by row id). Today's queries use it, so
+/// One local day's aggregate and night kept current through a read-only connection: computed
+/// once, then brought up to date with only the rows stored since (by row id). Queries use it, so
 /// each answers with every row committed before it (read-your-writes) without reading the whole
-/// day again.
+/// day again, and the night is classified from the window's notifications held here (with its
+/// strap's kept epochs), not read again from the store (issue 32).
 struct RunningDay {
     private(set) var aggregate: DayAggregate
+    /// The night window's notifications (`SleepNight.window`: 18:00 the evening before to 18:00).
+    private(set) var night = NightSamples()
+    /// The night strap's kept epoch features, carried from one classification to the next.
+    private var epochCache: SleepEpochCache?
     private var cursor: RowCursor
+    private let window: (start: Int64, end: Int64)
 
     static let rowsPerRead = 5000
 
-    /// Computes the day inside the caller's snapshot, so the cursor and the rows agree.
+    /// Computes the day inside the caller's snapshot, so the cursor and the rows agree: one read
+    /// of the heart rate from the night window's start to the day's end serves both.
     init(_ day: LocalDay, settings: AggregateSettings, reader: StoreReader) throws {
         cursor = try reader.rowCursor()
-        aggregate = try DayAggregate.build(day, settings: settings, reader: reader)
+        window = SleepNight.window(of: day)
+        var aggregate = DayAggregate(day: day, settings: settings)
+        var night = NightSamples()
+        let bounds = day.boundsMs
+        let window = window
+        try reader.forEachHeartRate(fromMs: min(bounds.start, window.start), toMs: max(bounds.end, window.end)) { sample in
+            if bounds.start <= sample.timeMs, sample.timeMs < bounds.end { _ = aggregate.add(sample) }
+            if window.start <= sample.timeMs, sample.timeMs < window.end { _ = night.add(sample) }
+        }
+        try aggregate.readAllButHeartRate(reader)
+        self.aggregate = aggregate
+        self.night = night
     }
 
     /// Folds in the day's rows stored since the last call; false when one is older than what is
@@ -24,10 +42,32 @@ struct RunningDay {
         while true {
             let batch = try reader.rows(after: cursor, limit: Self.rowsPerRead)
             for fix in batch.fixes where inDay(fix.timeMs) { guard aggregate.add(fix) else { return false } }
-            for sample in batch.heartRates where inDay(sample.timeMs) { guard aggregate.add(sample) else { return false } }
+            for sample in batch.heartRates {
+                if inDay(sample.timeMs) { guard aggregate.add(sample) else { return false } }
+                if window.start <= sample.timeMs, sample.timeMs < window.end { guard night.add(sample) else { return false } }
+            }
             for record in batch.steps where inDay(record.timeMs) { guard aggregate.add(record) else { return false } }
             cursor = batch.cursor
             if batch.isLast(limit: Self.rowsPerRead) { return true }
         }
+    }
+
+    /// The night as of the rows folded in, computed at `nowMs`; epochs computed with a complete
+    /// window go to `keep`.
+    mutating func sleep(
+        settings: AggregateSettings, reader: StoreReader, nowMs: Int64?, keep: (([StoredSleepEpoch]) -> Void)?
+    ) throws -> SleepNight {
+        guard let series = night.dominant else { return .none }
+        let cache: SleepEpochCache
+        if let epochCache, epochCache.sensor == series.sensor {
+            cache = epochCache
+        } else {
+            cache = try SleepEpochCache(sensor: series.sensor, window: window, reader: reader)
+            epochCache = cache
+        }
+        let computed = SleepNight.compute(aggregate.day, settings: settings, series: series, nowMs: nowMs, cache: cache)
+        let fresh = cache.takeFresh()
+        if !fresh.isEmpty { keep?(fresh) }
+        return computed
     }
 }

@@ -13,12 +13,12 @@ import Store
 final class SleepEpochCache {
     let sensor: String
     private var kept: [Int64: StoredSleepEpoch]
-    /// Computed here with a complete window: to be saved (`Store.saveSleepEpochs`).
-    private(set) var fresh: [StoredSleepEpoch] = []
+    /// Computed here with a complete window: to be saved (`Store.saveSleepEpochs`, `takeFresh`).
+    private var fresh: [StoredSleepEpoch] = []
     private(set) var reused = 0
     private(set) var computed = 0
     /// Kept rows that failed their check (`SleepEpochRead`), computed again.
-    let failedCheck: Int
+    private(set) var failedCheck: Int
 
     init(sensor: String, read: SleepEpochRead? = nil) {
         self.sensor = sensor
@@ -26,21 +26,35 @@ final class SleepEpochCache {
         failedCheck = read?.failedCheck ?? 0
     }
 
+    /// The strap's kept epochs of a night window, read through a read-only connection.
+    convenience init(sensor: String, window: (start: Int64, end: Int64), reader: StoreReader) throws {
+        let range = Self.range(ofWindow: window)
+        self.init(sensor: sensor, read: try reader.sleepEpochs(sensor: sensor, fromS: range.fromS, toS: range.toS))
+    }
+
+    /// The epochs computed since the last call, to be kept; the cache keeps using them.
+    func takeFresh() -> [StoredSleepEpoch] {
+        defer { fresh = [] }
+        return fresh
+    }
+
     /// The Unix-second range whose kept epochs a night window can use.
     static func range(ofWindow window: (start: Int64, end: Int64)) -> (fromS: Int64, toS: Int64) {
         (window.start / 1000 - Int64(SleepEpoch.seconds), window.end / 1000 + Int64(SleepEpoch.seconds))
     }
 
-    /// The segment's epochs, as `WakeSleepClassifier.classify` labels its recording on the grid.
+    /// The epochs of `segment` (indices into `samples`), as `WakeSleepClassifier.classify` labels
+    /// its recording on the grid.
     func epochs(
-        of segment: ArraySlice<StoredHeartRate>, timeZone: TimeZone, gapLimitMs: Int64, subject: SubjectData = SubjectData()
+        of samples: NightSamples.Series, _ segment: Range<Int>, timeZone: TimeZone, gapLimitMs: Int64,
+        subject: SubjectData = SubjectData()
     ) -> [SleepEpoch] {
         var builder = RRSeriesBuilder(gapLimitMs: gapLimitMs)
-        for sample in segment {
-            builder.add(HeartRateNotification(timeMs: sample.timeMs, rr1024: sample.rrIntervals, valid: sample.valid))
+        for index in segment {
+            builder.add(HeartRateNotification(timeMs: samples.timesMs[index], rr1024: samples.rrIntervals(at: index), valid: samples.valid[index]))
         }
         guard let first = segment.first else { return [] }
-        let firstBeat = Date(unixMs: first.timeMs)
+        let firstBeat = Date(unixMs: samples.timesMs[first])
         guard let recording = try? builder.recording(utcOffsetSeconds: timeZone.secondsFromGMT(for: firstBeat), subject: subject).alignedToEpochGrid()
         else { return [] }
         let inputs = EpochFeatures.inputs(of: recording)
@@ -63,8 +77,10 @@ final class SleepEpochCache {
         return WakeSleepClassifier.classify(recording, vectors: vectors.compactMap { $0 })
     }
 
-    /// Logs what was not served from the kept rows: damaged ones (an error) and the work done.
+    /// Logs what was not served from the kept rows (damaged ones: an error, once) and the work
+    /// done since the last call.
     func log(_ logger: Logger, day: LocalDay) {
+        defer { (reused, computed, failedCheck) = (0, 0, 0) }
         if failedCheck > 0 {
             logger.error("kept sleep epochs failed their check; computed again", metadata: [
                 "date": "\(day)", "sensor": "\(sensor)", "count": "\(failedCheck)",

@@ -44,43 +44,22 @@ struct SleepNight: Sendable, Equatable {
         return evening.unixMs
     }
 
-    /// One sensor's notifications of the window, in time order, split where it went silent.
-    struct Collector {
-        private var bySensor: [String: [StoredHeartRate]] = [:]
-
-        mutating func add(_ sample: StoredHeartRate) {
-            // Only what the night uses: the strap's beats, bpm and whether the notification was
-            // valid; the raw bytes, one heap block per notification held for the whole window,
-            // are dropped (issue 32).
-            var sample = sample
-            sample.raw = []
-            bySensor[sample.sensor, default: []].append(sample)
-        }
-
-        /// The strap with the most valid notifications (ties: the first name).
-        var dominant: [StoredHeartRate] {
-            bySensor.max { a, b in
-                let (countA, countB) = (a.value.lazy.filter(\.valid).count, b.value.lazy.filter(\.valid).count)
-                return countA != countB ? countA < countB : a.key > b.key
-            }?.value ?? []
-        }
-    }
-
     /// The night from a strap's notifications in time order (see the type's comment), in the
     /// window `window` (Unix ms; nil: the notifications' own span), computed at `nowMs` (nil: the
     /// window is over, the night cannot be in progress). `cache` holds the strap's kept epoch
     /// features (`SleepEpochCache`); without one every epoch is computed.
     static func find(
-        in samples: [StoredHeartRate], timeZone: TimeZone, gapLimitMs: Int64, subject: SubjectData = SubjectData(),
+        in samples: NightSamples.Series, timeZone: TimeZone, gapLimitMs: Int64, subject: SubjectData = SubjectData(),
         window: (start: Int64, end: Int64)? = nil, nowMs: Int64? = nil, cache: SleepEpochCache? = nil
     ) -> SleepNight {
-        let cache = cache ?? SleepEpochCache(sensor: samples.first?.sensor ?? "")
+        let cache = cache ?? SleepEpochCache(sensor: samples.sensor)
         var epochs: [SleepEpoch] = []
         for segment in segments(samples) {
-            epochs += cache.epochs(of: segment, timeZone: timeZone, gapLimitMs: gapLimitMs, subject: subject)
+            epochs += cache.epochs(of: samples, segment, timeZone: timeZone, gapLimitMs: gapLimitMs, subject: subject)
         }
-        let span = window ?? (samples.first?.timeMs ?? 0, (samples.last?.timeMs ?? 0) + 1)
-        let wear = WearSpan.spans(samples.map { (Double($0.timeMs) / 1000, $0.valid && !$0.rrIntervals.isEmpty) })
+        let times = samples.timesMs
+        let span = window ?? (times.first ?? 0, (times.last ?? 0) + 1)
+        let wear = WearSpan.spans(samples.indices.map { (Double(times[$0]) / 1000, samples.valid[$0] && samples.hasRR(at: $0)) })
         let assembled = NightAssembly.assemble(
             epochs, wear: wear, window: Double(span.start) / 1000..<Double(span.end) / 1000, noon: noon(before: span.end, timeZone),
             now: nowMs.map { Double($0) / 1000 }, wearGapSeconds: Double(wearGapMs) / 1000)
@@ -89,13 +68,13 @@ struct SleepNight: Sendable, Equatable {
             let (from, to) = (Int64(main.start * 1000), Int64(main.end * 1000))
             var resting = RestingHeartRateWindow()
             var rmssd = RMSSDAccumulator()
-            for sample in samples where sample.timeMs >= from && sample.timeMs < to {
-                guard sample.valid else {
+            for index in samples.indices where times[index] >= from && times[index] < to {
+                guard samples.valid[index] else {
                     rmssd.breakChain()
                     continue
                 }
-                resting.add(timeMs: sample.timeMs, bpm: sample.bpm, gapLimitMs: gapLimitMs)
-                rmssd.add(rr1024: sample.rrIntervals, timeMs: sample.timeMs, gapLimitMs: gapLimitMs)
+                resting.add(timeMs: times[index], bpm: Int(samples.bpm[index]), gapLimitMs: gapLimitMs)
+                rmssd.add(rr1024: samples.rrIntervals(at: index), timeMs: times[index], gapLimitMs: gapLimitMs)
             }
             night.restingHR = resting.lowestMean
             night.rmssdMs = rmssd.rmssdMs
@@ -115,17 +94,18 @@ struct SleepNight: Sendable, Equatable {
     /// Runs of notifications without a silence of `wearGapMs`, at least `minimumWearMs` long and
     /// carrying that much of RR intervals (a strap that sends none cannot be classified: skipped
     /// before the features are computed).
-    private static func segments(_ samples: [StoredHeartRate]) -> [ArraySlice<StoredHeartRate>] {
-        var segments: [ArraySlice<StoredHeartRate>] = []
-        var start = samples.startIndex
-        for index in samples.indices.dropFirst() where samples[index].timeMs - samples[index - 1].timeMs > wearGapMs {
-            segments.append(samples[start..<index])
+    private static func segments(_ samples: NightSamples.Series) -> [Range<Int>] {
+        let times = samples.timesMs
+        var segments: [Range<Int>] = []
+        var start = 0
+        for index in samples.indices.dropFirst() where times[index] - times[index - 1] > wearGapMs {
+            segments.append(start..<index)
             start = index
         }
-        if start < samples.endIndex { segments.append(samples[start...]) }
+        if start < samples.count { segments.append(start..<samples.count) }
         return segments.filter { segment in
-            guard let first = segment.first, let last = segment.last, last.timeMs - first.timeMs >= minimumWearMs else { return false }
-            let beatsMs = segment.reduce(0) { $0 + $1.rrIntervals.reduce(0, +) } * 1000 / 1024
+            guard let first = segment.first, let last = segment.last, times[last] - times[first] >= minimumWearMs else { return false }
+            let beatsMs = segment.reduce(0) { $0 + samples.rrSum(at: $1) } * 1000 / 1024
             return beatsMs >= minimumWearMs
         }
     }
@@ -159,37 +139,49 @@ extension SleepNight {
         _ day: LocalDay, settings: AggregateSettings, store: Store, upTo cursor: RowCursor?, nowMs: Int64? = nil
     ) async throws -> SleepNight {
         let window = window(of: day)
-        var collector = Collector()
-        try await store.forEachHeartRate(fromMs: window.start, toMs: window.end, upTo: cursor) { collector.add($0) }
-        let samples = collector.dominant
-        guard let sensor = samples.first?.sensor else { return .none }
+        var samples = NightSamples()
+        try await store.forEachHeartRate(fromMs: window.start, toMs: window.end, upTo: cursor) { _ = samples.add($0) }
+        guard let series = samples.dominant else { return .none }
         let range = SleepEpochCache.range(ofWindow: window)
-        let cache = SleepEpochCache(sensor: sensor, read: try await store.sleepEpochs(sensor: sensor, fromS: range.fromS, toS: range.toS))
-        let night = find(
-            in: samples, timeZone: settings.timeZone, gapLimitMs: settings.gapLimitMs, subject: subject(day, settings),
-            window: window, nowMs: nowMs, cache: cache)
-        try await store.saveSleepEpochs(cache.fresh)
-        cache.log(SleepEpochCache.logger, day: day)
+        let kept = try await store.sleepEpochs(sensor: series.sensor, fromS: range.fromS, toS: range.toS)
+        let cache = SleepEpochCache(sensor: series.sensor, read: kept)
+        let night = compute(day, settings: settings, series: series, nowMs: nowMs, cache: cache)
+        try await store.saveSleepEpochs(cache.takeFresh())
         return night
     }
 
     /// The same through a read-only connection (queries, the command line): epochs computed here
     /// go to `keep`, where there is a writer to keep them.
     static func compute(
-        _ day: LocalDay, settings: AggregateSettings, reader: StoreReader, nowMs: Int64? = nil,
+        _ day: LocalDay, settings: AggregateSettings, reader: StoreReader, upTo cursor: RowCursor? = nil, nowMs: Int64? = nil,
         keep: (([StoredSleepEpoch]) -> Void)? = nil
     ) throws -> SleepNight {
+        let computed = try computeKeeping(day, settings: settings, reader: reader, upTo: cursor, nowMs: nowMs)
+        if !computed.fresh.isEmpty { keep?(computed.fresh) }
+        return computed.night
+    }
+
+    /// The night, and the epochs it computed with a complete window, for the caller to keep.
+    static func computeKeeping(
+        _ day: LocalDay, settings: AggregateSettings, reader: StoreReader, upTo cursor: RowCursor?, nowMs: Int64?
+    ) throws -> (night: SleepNight, fresh: [StoredSleepEpoch]) {
         let window = window(of: day)
-        var collector = Collector()
-        try reader.forEachHeartRate(fromMs: window.start, toMs: window.end) { collector.add($0) }
-        let samples = collector.dominant
-        guard let sensor = samples.first?.sensor else { return .none }
-        let range = SleepEpochCache.range(ofWindow: window)
-        let cache = SleepEpochCache(sensor: sensor, read: try reader.sleepEpochs(sensor: sensor, fromS: range.fromS, toS: range.toS))
+        var samples = NightSamples()
+        try reader.forEachHeartRate(fromMs: window.start, toMs: window.end, upTo: cursor) { _ = samples.add($0) }
+        guard let series = samples.dominant else { return (.none, []) }
+        let cache = try SleepEpochCache(sensor: series.sensor, window: window, reader: reader)
+        let night = compute(day, settings: settings, series: series, nowMs: nowMs, cache: cache)
+        return (night, cache.takeFresh())
+    }
+
+    /// The night from its window's notifications already collected (a running day's), with the
+    /// strap's kept epochs in `cache`.
+    static func compute(
+        _ day: LocalDay, settings: AggregateSettings, series: NightSamples.Series, nowMs: Int64?, cache: SleepEpochCache
+    ) -> SleepNight {
         let night = find(
-            in: samples, timeZone: settings.timeZone, gapLimitMs: settings.gapLimitMs, subject: subject(day, settings),
-            window: window, nowMs: nowMs, cache: cache)
-        if !cache.fresh.isEmpty { keep?(cache.fresh) }
+            in: series, timeZone: settings.timeZone, gapLimitMs: settings.gapLimitMs, subject: subject(day, settings),
+            window: window(of: day), nowMs: nowMs, cache: cache)
         cache.log(SleepEpochCache.logger, day: day)
         return night
     }

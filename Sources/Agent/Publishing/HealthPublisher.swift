@@ -38,6 +38,8 @@ actor HealthPublisher: Service, CustomStringConvertible {
     private var loggedStepAnomalies: [LocalDay: [String: Int]] = [:]
     /// Today's night and when it was classified (`SleepNight.todayRefresh`).
     private var todaySleep: (day: LocalDay, at: ContinuousClock.Instant, cursor: RowCursor, night: SleepNight)?
+    /// Its own read-only connection (`read`).
+    private var reader: StoreReader?
 
     /// Days further back than this are not caught up at start (nor rebuilt for late data).
     static let maximumCatchUpDays = 400
@@ -112,7 +114,7 @@ actor HealthPublisher: Service, CustomStringConvertible {
         while day < today, openDays[day] == nil, isPastGrace(day, now: now) {
             let bounds = day.boundsMs
             if try await store.hasRawData(fromMs: bounds.start, toMs: bounds.end) {
-                let aggregate = try await DayAggregate.rebuild(day, settings: settings, store: store, upTo: cursor)
+                let aggregate = try rebuild(day)
                 if try await publishDaily(aggregate, nowMs: now.unixMs) { published += 1 }
             }
             day = day.next
@@ -146,7 +148,7 @@ actor HealthPublisher: Service, CustomStringConvertible {
         // today_interval_s per day while a backlog streams in.
         for day in staleDays.sorted() where day < today && openDays[day] == nil {
             if let last = lastDaily[day], ContinuousClock.now - last < todayInterval { continue }
-            let aggregate = try await DayAggregate.rebuild(day, settings: settings, store: store, upTo: cursor)
+            let aggregate = try rebuild(day)
             if try await publishDaily(aggregate, nowMs: nowMs) {
                 logger.info("late data changed a finished day; republished", metadata: ["date": "\(day)"])
             }
@@ -185,7 +187,7 @@ actor HealthPublisher: Service, CustomStringConvertible {
     }
 
     private func open(_ day: LocalDay) async throws {
-        openDays[day] = try await DayAggregate.rebuild(day, settings: settings, store: store, upTo: cursor)
+        openDays[day] = try rebuild(day)
     }
 
     // MARK: - Publishing
@@ -211,7 +213,7 @@ actor HealthPublisher: Service, CustomStringConvertible {
     private func publishDaily(_ aggregate: DayAggregate, nowMs: Int64) async throws -> Bool {
         logStepAnomalies(aggregate)
         var aggregate = aggregate
-        aggregate.sleep = try await SleepNight.compute(aggregate.day, settings: settings, store: store, upTo: cursor)
+        aggregate.sleep = try await night(aggregate.day)
         aggregate.workouts = try await store.workouts(fromMs: aggregate.day.boundsMs.start, toMs: aggregate.day.boundsMs.end)
         let date = aggregate.day.description
         let document = aggregate.document(final: true, nowMs: nowMs)
@@ -257,9 +259,39 @@ actor HealthPublisher: Service, CustomStringConvertible {
         {
             return todaySleep.night
         }
-        let night = try await SleepNight.compute(day, settings: settings, store: store, upTo: cursor, nowMs: nowMs)
+        let night = try await night(day, nowMs: nowMs)
         todaySleep = (day, .now, cursor, night)
         return night
+    }
+
+    // MARK: - Reading
+
+    /// The day from its rows stored up to the cursor.
+    private func rebuild(_ day: LocalDay) throws -> DayAggregate {
+        try read { reader in try DayAggregate.build(day, settings: settings, reader: reader, upTo: cursor) }
+    }
+
+    /// The day's night from its rows stored up to the cursor; the epochs it computed are kept.
+    private func night(_ day: LocalDay, nowMs: Int64? = nil) async throws -> SleepNight {
+        let computed = try read { reader in
+            try SleepNight.computeKeeping(day, settings: settings, reader: reader, upTo: cursor, nowMs: nowMs)
+        }
+        try await store.saveSleepEpochs(computed.fresh)
+        return computed.night
+    }
+
+    /// Reads a day's rows through the publisher's own read-only connection, not the store's actor:
+    /// a day of rows read through the writer held up the writer, and the queries waiting for it to
+    /// fold its journal (issue 32). Reopened after an error.
+    private func read<T>(_ body: (StoreReader) throws -> T) throws -> T {
+        do {
+            let reader = try reader ?? StoreReader(path: store.path)
+            self.reader = reader
+            return try reader.snapshot { try body(reader) }
+        } catch {
+            reader = nil
+            throw error
+        }
     }
 
     /// A workout of a finished day was saved or changed: its daily aggregate is published again.

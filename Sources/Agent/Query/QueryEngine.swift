@@ -12,13 +12,9 @@ final class QueryEngine {
     let maxReplyBytes: Int
     let creator: String
     private var reader: StoreReader?
-    /// Today's aggregate, and those of past days answered from their rows (no current stored
-    /// aggregate: a backlog landing), carried from one query to the next: each query folds in only
-    /// the rows stored since (issue 32).
-    private var running: [LocalDay: RunningDay] = [:]
-    /// Nights classified for recent replies, and when (`SleepNight.todayRefresh`): a night is a
-    /// whole-window classification, too heavy to repeat for every query while a backlog streams in.
-    private var nights: [LocalDay: (at: ContinuousClock.Instant, night: SleepNight)] = [:]
+    /// Today and the days without a current stored aggregate, carried between queries and
+    /// followed between them (`follow`): each query folds in only the rows stored since (issue 32).
+    private(set) var running = RunningDays()
     /// Where sleep epochs this engine computed are kept (the agent's writer); nil for the command
     /// line, which only reads the store.
     var keepSleepEpochs: (([StoredSleepEpoch]) -> Void)?
@@ -79,8 +75,7 @@ final class QueryEngine {
             return nil
         } catch {
             reader = nil  // reopened on the next request
-            running = [:]
-            nights = [:]
+            running.removeAll()
             return QueryError(code: .internal, message: "cannot read the store: \(error)").reply
         }
     }
@@ -116,7 +111,7 @@ final class QueryEngine {
     /// A finished day is answered from its stored final aggregate only while that still covers
     /// all the day's rows (no late rows since: `isStale`); otherwise, and for any day without
     /// one, the day is computed from its rows. Such a day (today, or one
-    /// a backlog is landing in) comes from `runningDay`, which folds in
+    /// a backlog is landing in) comes from `running` (`RunningDays`), which folds in
     /// only the rows stored since the previous query.
     private func report(
         _ day: LocalDay, include: Set<QueryRequest.Part>, track: QueryRequest.TrackDetail?, heartRateTimeline: Bool, now: Date,
@@ -136,7 +131,7 @@ final class QueryEngine {
         func aggregate() throws -> DayAggregate {
             if let computed { return computed }
             guard mayScan else { throw ScanNeeded() }
-            let built = try runningDay(day, reader: reader)
+            let built = try running.aggregate(day, settings: settings, reader: reader)
             computed = built
             return built
         }
@@ -156,7 +151,8 @@ final class QueryEngine {
                 health = .raw(current.payload)
             } else {
                 var withSleep = try aggregate()
-                withSleep.sleep = try sleep(day, reader: reader, nowMs: nowMs)
+                withSleep.sleep = try running.night(
+                    day, settings: settings, reader: reader, nowMs: nowMs, isToday: isToday, keep: keepSleepEpochs)
                 health = withSleep.document(final: !isToday, nowMs: isToday ? nowMs : 0).json(seq: nil)
             }
         }
@@ -212,29 +208,21 @@ final class QueryEngine {
             heartRateMinutes: minutes, timeline: timeline, workouts: workouts)
     }
 
-    /// `day`'s night, classified again at most every `SleepNight.todayRefresh`.
-    private func sleep(_ day: LocalDay, reader: StoreReader, nowMs: Int64) throws -> SleepNight {
-        if let cached = nights[day], ContinuousClock.now - cached.at < SleepNight.todayRefresh { return cached.night }
-        let night = try SleepNight.compute(day, settings: settings, reader: reader, nowMs: nowMs, keep: keepSleepEpochs)
-        if nights.count >= 8 { nights.removeAll() }
-        nights[day] = (.now, night)
-        return night
-    }
-
-    /// The day as of the current snapshot: its running aggregate brought up to date, or computed
-    /// anew (first asked, a row out of order). At most four days are carried.
-    private func runningDay(_ day: LocalDay, reader: StoreReader) throws -> DayAggregate {
-        if var carried = running[day], try carried.catchUp(reader: reader) {
-            running[day] = carried
-            // Workouts are not rows it folds: read again (an indexed range).
-            var aggregate = carried.aggregate
-            aggregate.workouts = try reader.workouts(fromMs: day.boundsMs.start, toMs: day.boundsMs.end)
-            return aggregate
+    /// Brings the days it carries up to date with the rows stored since the last call, between
+    /// queries (`RunningDays.follow`). True when there were new rows: call again soon.
+    func follow(now: Date) -> Bool {
+        do {
+            let reader = try openReader()
+            return try reader.snapshot {
+                try running.follow(
+                    settings: settings, reader: reader, today: LocalDay(containing: now, timeZone: settings.timeZone),
+                    nowMs: now.unixMs, keep: keepSleepEpochs)
+            }
+        } catch {
+            reader = nil
+            running.removeAll()
+            return false
         }
-        let fresh = try RunningDay(day, settings: settings, reader: reader)
-        if running[day] == nil, running.count >= 4, let oldest = running.keys.min() { running[oldest] = nil }
-        running[day] = fresh
-        return fresh.aggregate
     }
 
     /// The day's 15-minute buckets as CSV rows (`keepalive export --format timeline-csv`).

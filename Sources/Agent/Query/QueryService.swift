@@ -107,10 +107,27 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Between queries the engine follows the store (`QueryEngine.follow`): every
+    /// `followInterval`, and every `followSoon` while rows stream in (a strap's backlog).
+    static let followInterval = Duration.seconds(2)
+    static let followSoon = Duration.milliseconds(200)
+
     func run() async throws {
-        try? await gracefulShutdown()
+        var interval = Self.followInterval
+        while await sleepUnlessShuttingDown(for: interval) {
+            interval = await follow() ? Self.followSoon : Self.followInterval
+        }
         // Requests already accepted are answered while the connection is still up.
         engineQueue.sync {}
+    }
+
+    /// On the engine queue, between the queries waiting there.
+    private func follow() async -> Bool {
+        await withCheckedContinuation { continuation in
+            engineQueue.async { [self] in
+                continuation.resume(returning: engine.withLock { $0.follow(now: clock.now()) })
+            }
+        }
     }
 
     /// On the engine queue (its own thread, not Swift's task pool): the rows the writer still

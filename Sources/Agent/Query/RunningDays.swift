@@ -1,0 +1,137 @@
+import Foundation
+import Store
+
+/// The days a `QueryEngine` answers from their rows — today, and days without a current stored
+/// aggregate (a backlog landing in them) — carried from one query to the next with the nights
+/// classified for them, and followed between queries (issue 32): every few seconds `follow`
+/// folds the rows stored since into them and starts following a past day that new rows arrive
+/// for, so the first query after a strap's backlog finds its day folded and its night classified.
+///
+/// Not thread-safe: its engine's queue owns it.
+struct RunningDays {
+    private var days: [LocalDay: RunningDay] = [:]
+    private var nights: [LocalDay: KeptNight] = [:]
+    /// Where `follow` looked last.
+    private var followed: RowCursor?
+
+    /// A night, the revision of its window's notifications it was classified at, and when.
+    private struct KeptNight {
+        var at: ContinuousClock.Instant
+        var revision: Int?
+        var night: SleepNight
+    }
+
+    static let maximumDays = 4
+
+    /// Whether `day` is followed, and whether its night is classified at its window's current revision.
+    func isFollowed(_ day: LocalDay) -> Bool { days[day] != nil }
+    func hasCurrentNight(_ day: LocalDay) -> Bool {
+        guard let revision = days[day]?.night.revision else { return false }
+        return nights[day]?.revision == revision
+    }
+
+    mutating func removeAll() {
+        days = [:]
+        nights = [:]
+        followed = nil
+    }
+
+    /// The day as of the current snapshot: its running aggregate brought up to date, or computed
+    /// anew (first asked, a row out of order).
+    mutating func aggregate(_ day: LocalDay, settings: AggregateSettings, reader: StoreReader) throws -> DayAggregate {
+        if var carried = days[day], try carried.catchUp(reader: reader) {
+            days[day] = carried
+            // Workouts are not rows it folds: read again (an indexed range).
+            var aggregate = carried.aggregate
+            aggregate.workouts = try reader.workouts(fromMs: day.boundsMs.start, toMs: day.boundsMs.end)
+            return aggregate
+        }
+        return try start(day, settings: settings, reader: reader).aggregate
+    }
+
+    /// `day`'s night. Classified again when its window took notifications since — for today, whose
+    /// strap adds one a second, at most every `SleepNight.todayRefresh` — and while it is in
+    /// progress every `todayRefresh` (a strap taken off ends it without a new row).
+    mutating func night(
+        _ day: LocalDay, settings: AggregateSettings, reader: StoreReader, nowMs: Int64, isToday: Bool,
+        keep: (([StoredSleepEpoch]) -> Void)?
+    ) throws -> SleepNight {
+        let revision = days[day]?.night.revision
+        if let kept = nights[day] {
+            let young = ContinuousClock.now - kept.at < SleepNight.todayRefresh
+            let unchanged = revision != nil && kept.revision == revision
+            if (unchanged && (young || kept.night.main?.inProgress != true)) || (isToday && young) { return kept.night }
+        }
+        return try classify(day, settings: settings, reader: reader, nowMs: nowMs, keep: keep)
+    }
+
+    /// Folds the rows stored since the last call into the days followed, starts following the
+    /// past days they arrived for, and classifies the night of a past day whose window took rows
+    /// and then none in this round (the backlog is in). True when there were new rows: call
+    /// again soon.
+    mutating func follow(
+        settings: AggregateSettings, reader: StoreReader, today: LocalDay, nowMs: Int64, keep: (([StoredSleepEpoch]) -> Void)?
+    ) throws -> Bool {
+        let current = try reader.rowCursor()
+        defer { followed = current }
+        guard let from = followed else { return false }
+        let revisions = days.mapValues(\.night.revision)
+        for day in days.keys.sorted() {
+            guard var carried = days[day] else { continue }
+            days[day] = try carried.catchUp(reader: reader) ? carried : nil
+        }
+        if current != from, let span = try reader.span(ofRowsAfter: from) {
+            for day in Self.pastDays(touchedBy: span, timeZone: settings.timeZone, today: today) where days[day] == nil {
+                try start(day, settings: settings, reader: reader)
+            }
+        }
+        for (day, carried) in days where day < today && revisions[day] == carried.night.revision
+            && nights[day]?.revision != carried.night.revision
+        {
+            _ = try classify(day, settings: settings, reader: reader, nowMs: nowMs, keep: keep)
+        }
+        return current != from
+    }
+
+    /// The past days (before `today`) whose day or night window holds a time in `span`, the
+    /// newest `maximumDays`.
+    static func pastDays(touchedBy span: (fromMs: Int64, toMs: Int64), timeZone: TimeZone, today: LocalDay) -> [LocalDay] {
+        var day = LocalDay(containing: Date(unixMs: span.fromMs), timeZone: timeZone)
+        // An evening's rows are in the next day's night too (`SleepNight.window`).
+        var last = LocalDay(containing: Date(unixMs: span.toMs), timeZone: timeZone)
+        if span.toMs >= SleepNight.window(of: last.next).start { last = last.next }
+        var touched: [LocalDay] = []
+        while day <= last, day < today {
+            touched.append(day)
+            day = day.next
+        }
+        return Array(touched.suffix(maximumDays))
+    }
+
+    @discardableResult
+    private mutating func start(_ day: LocalDay, settings: AggregateSettings, reader: StoreReader) throws -> RunningDay {
+        let fresh = try RunningDay(day, settings: settings, reader: reader)
+        if days[day] == nil, days.count >= Self.maximumDays, let oldest = days.keys.min() {
+            days[oldest] = nil
+            nights[oldest] = nil
+        }
+        days[day] = fresh
+        return fresh
+    }
+
+    private mutating func classify(
+        _ day: LocalDay, settings: AggregateSettings, reader: StoreReader, nowMs: Int64, keep: (([StoredSleepEpoch]) -> Void)?
+    ) throws -> SleepNight {
+        let night: SleepNight
+        if var carried = days[day] {
+            // The running day holds the window's notifications: nothing to read again.
+            night = try carried.sleep(settings: settings, reader: reader, nowMs: nowMs, keep: keep)
+            days[day] = carried
+        } else {
+            night = try SleepNight.compute(day, settings: settings, reader: reader, nowMs: nowMs, keep: keep)
+        }
+        if nights[day] == nil, nights.count >= 2 * Self.maximumDays { nights.removeAll() }
+        nights[day] = KeptNight(at: .now, revision: days[day]?.night.revision, night: night)
+        return night
+    }
+}
