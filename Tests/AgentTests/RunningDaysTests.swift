@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TestKit
 
@@ -19,6 +20,8 @@ struct RunningDaysTests {
         /// Followed before the first query: after the first hour, and once the backlog was in.
         var followedAfterFirstHour: Bool
         var nightBeforeQuery: Bool
+        /// Epochs computed and handed to be kept while the hours landed, before the quiet round.
+        var epochsWhileLanding: Int
         var followed: QueryReply
         var fromScratch: QueryReply
         var sleepSeconds: Double?
@@ -32,6 +35,8 @@ struct RunningDaysTests {
         let path = directory.file("k.db")
         let store = try Store(path: path)
         let engine = QueryEngine(storePath: path, settings: settings, maxReplyBytes: .max, deviceID: "test")
+        let handed = Mutex(0)
+        engine.keepSleepEpochs = { epochs in handed.withLock { $0 += epochs.count } }
         _ = engine.follow(now: queryTime)
         var followedAfterFirstHour = false
         for hour in stride(from: 0, to: samples.count, by: 3600) {
@@ -40,6 +45,7 @@ struct RunningDaysTests {
             #expect(engine.follow(now: queryTime), "rows arrived: follow again soon")
             if hour == 0 { followedAfterFirstHour = engine.running.isFollowed(morning) }
         }
+        let epochsWhileLanding = handed.withLock { $0 }
         #expect(!engine.follow(now: queryTime), "nothing new in the quiet round")
         let nightBeforeQuery = engine.running.hasCurrentNight(morning)
         let followed = engine.answer(request, now: queryTime)
@@ -47,13 +53,20 @@ struct RunningDaysTests {
         let health = (try? JSONSerialization.jsonObject(with: Data(followed.body))) as? [String: Any]
         let sleepSeconds = (health?["health"] as? [String: Any])?["sleep_s"] as? Double
         return Outcome(
-            followedAfterFirstHour: followedAfterFirstHour, nightBeforeQuery: nightBeforeQuery, followed: followed, fromScratch: fromScratch,
+            followedAfterFirstHour: followedAfterFirstHour, nightBeforeQuery: nightBeforeQuery, epochsWhileLanding: epochsWhileLanding,
+            followed: followed, fromScratch: fromScratch,
             sleepSeconds: sleepSeconds)
     }
 
     @Test("a past day that new rows arrive for is followed before anyone asks for it")
     func followedBeforeAsked() async throws {
         #expect(try await Self.outcome.value.followedAfterFirstHour)
+    }
+
+    @Test("while the backlog lands, its complete epochs are computed and handed to be kept")
+    func epochsWhileLanding() async throws {
+        let count = try await Self.outcome.value.epochsWhileLanding
+        #expect(count > 100, "the first hour alone holds ~110 complete epochs: \(count)")
     }
 
     @Test("its night is classified between queries once the backlog is in")

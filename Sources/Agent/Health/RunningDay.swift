@@ -58,16 +58,29 @@ struct RunningDay {
         settings: AggregateSettings, reader: StoreReader, nowMs: Int64?, keep: (([StoredSleepEpoch]) -> Void)?
     ) throws -> SleepNight {
         guard let series = night.dominant else { return .none }
-        let cache: SleepEpochCache
-        if let epochCache, epochCache.sensor == series.sensor {
-            cache = epochCache
-        } else {
-            cache = try SleepEpochCache(sensor: series.sensor, window: window, reader: reader)
-            epochCache = cache
-        }
+        let cache = try epochCache(for: series.sensor, reader: reader)
         let computed = SleepNight.compute(aggregate.day, settings: settings, series: series, nowMs: nowMs, cache: cache)
         let fresh = cache.takeFresh()
         if !fresh.isEmpty { keep?(fresh) }
         return computed
+    }
+
+    /// Computes the features of the night's epochs whose window is complete and that are not
+    /// kept yet, classifying nothing (`SleepEpochCache.prepare`): while a backlog lands.
+    mutating func prepareNight(settings: AggregateSettings, reader: StoreReader, keep: (([StoredSleepEpoch]) -> Void)?) throws {
+        guard let series = night.dominant else { return }
+        let cache = try epochCache(for: series.sensor, reader: reader)
+        for segment in SleepNight.segments(series) {
+            cache.prepare(of: series, segment, timeZone: settings.timeZone, gapLimitMs: settings.gapLimitMs)
+        }
+        let fresh = cache.takeFresh()
+        if !fresh.isEmpty { keep?(fresh) }
+    }
+
+    private mutating func epochCache(for sensor: String, reader: StoreReader) throws -> SleepEpochCache {
+        if let epochCache, epochCache.sensor == sensor { return epochCache }
+        let cache = try SleepEpochCache(sensor: sensor, window: window, reader: reader)
+        epochCache = cache
+        return cache
     }
 }

@@ -49,14 +49,33 @@ final class SleepEpochCache {
         of samples: NightSamples.Series, _ segment: Range<Int>, timeZone: TimeZone, gapLimitMs: Int64,
         subject: SubjectData = SubjectData()
     ) -> [SleepEpoch] {
+        guard let (recording, vectors) = vectors(of: samples, segment, timeZone: timeZone, gapLimitMs: gapLimitMs, subject: subject)
+        else { return [] }
+        return WakeSleepClassifier.classify(recording, vectors: vectors)
+    }
+
+    /// Computes and keeps the vectors of the segment's complete epochs that are not kept yet, and
+    /// classifies nothing: a night whose beats are still arriving (a backlog landing) has its
+    /// epochs ready when it is classified (issue 32).
+    func prepare(of samples: NightSamples.Series, _ segment: Range<Int>, timeZone: TimeZone, gapLimitMs: Int64) {
+        _ = vectors(of: samples, segment, timeZone: timeZone, gapLimitMs: gapLimitMs, subject: SubjectData(), onlyComplete: true)
+    }
+
+    /// The segment's recording on the grid and its epochs' vectors: kept ones where their inputs
+    /// match, the others computed (`onlyComplete`: only those whose window is complete; the
+    /// vectors are then not the whole recording's).
+    private func vectors(
+        of samples: NightSamples.Series, _ segment: Range<Int>, timeZone: TimeZone, gapLimitMs: Int64, subject: SubjectData,
+        onlyComplete: Bool = false
+    ) -> (SleepRecording, [EpochFeatureVector])? {
         var builder = RRSeriesBuilder(gapLimitMs: gapLimitMs)
         for index in segment {
             builder.add(HeartRateNotification(timeMs: samples.timesMs[index], rr1024: samples.rrIntervals(at: index), valid: samples.valid[index]))
         }
-        guard let first = segment.first else { return [] }
+        guard let first = segment.first else { return nil }
         let firstBeat = Date(unixMs: samples.timesMs[first])
         guard let recording = try? builder.recording(utcOffsetSeconds: timeZone.secondsFromGMT(for: firstBeat), subject: subject).alignedToEpochGrid()
-        else { return [] }
+        else { return nil }
         let inputs = EpochFeatures.inputs(of: recording)
         let gridStart = Int64(recording.startUnix)
         func start(_ epoch: Int) -> Int64 { gridStart + Int64(epoch * SleepEpoch.seconds) }
@@ -64,7 +83,7 @@ final class SleepEpochCache {
             guard let row = kept[start(epoch)], row.inputs == inputs[epoch].fingerprint else { return nil }
             return EpochFeatureVector(bytes: row.vector)
         }
-        let missing = vectors.indices.filter { vectors[$0] == nil }
+        let missing = vectors.indices.filter { vectors[$0] == nil && (!onlyComplete || inputs[$0].isComplete) }
         for (epoch, vector) in zip(missing, EpochFeatures.compute(recording.rr, epochs: missing)) {
             vectors[epoch] = vector
             guard inputs[epoch].isComplete else { continue }
@@ -74,7 +93,7 @@ final class SleepEpochCache {
         }
         reused += vectors.count - missing.count
         computed += missing.count
-        return WakeSleepClassifier.classify(recording, vectors: vectors.compactMap { $0 })
+        return (recording, vectors.compactMap { $0 })
     }
 
     /// Logs what was not served from the kept rows (damaged ones: an error, once) and the work

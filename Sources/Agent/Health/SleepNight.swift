@@ -94,7 +94,7 @@ struct SleepNight: Sendable, Equatable {
     /// Runs of notifications without a silence of `wearGapMs`, at least `minimumWearMs` long and
     /// carrying that much of RR intervals (a strap that sends none cannot be classified: skipped
     /// before the features are computed).
-    private static func segments(_ samples: NightSamples.Series) -> [Range<Int>] {
+    static func segments(_ samples: NightSamples.Series) -> [Range<Int>] {
         let times = samples.timesMs
         var segments: [Range<Int>] = []
         var start = 0

@@ -13,6 +13,8 @@ struct RunningDays {
     private var nights: [LocalDay: KeptNight] = [:]
     /// Where `follow` looked last.
     private var followed: RowCursor?
+    /// When `follow` last computed a landing day's complete epochs.
+    private var prepared: [LocalDay: ContinuousClock.Instant] = [:]
 
     /// A night, the revision of its window's notifications it was classified at, and when.
     private struct KeptNight {
@@ -34,6 +36,7 @@ struct RunningDays {
         days = [:]
         nights = [:]
         followed = nil
+        prepared = [:]
     }
 
     /// The day as of the current snapshot: its running aggregate brought up to date, or computed
@@ -85,13 +88,26 @@ struct RunningDays {
                 try start(day, settings: settings, reader: reader)
             }
         }
-        for (day, carried) in days where day < today && revisions[day] == carried.night.revision
-            && nights[day]?.revision != carried.night.revision
-        {
-            _ = try classify(day, settings: settings, reader: reader, nowMs: nowMs, keep: keep)
+        for day in days.keys.sorted() where day < today {
+            guard var carried = days[day] else { continue }
+            if revisions[day] == carried.night.revision {
+                // Quiet this round: classify the night if it is not classified at this revision.
+                if nights[day]?.revision != carried.night.revision {
+                    _ = try classify(day, settings: settings, reader: reader, nowMs: nowMs, keep: keep)
+                }
+            } else if prepared[day].map({ ContinuousClock.now - $0 >= Self.preparePeriod }) ?? true {
+                // Still landing: compute the epochs complete so far, at most once a period.
+                try carried.prepareNight(settings: settings, reader: reader, keep: keep)
+                days[day] = carried
+                prepared[day] = .now
+            }
         }
         return current != from
     }
+
+    /// While a backlog lands in a day, its complete epochs are computed at most this often (each
+    /// time reads the night held so far: its fingerprints are linear in the beats).
+    static let preparePeriod = Duration.seconds(1)
 
     /// The past days (before `today`) whose day or night window holds a time in `span`, the
     /// newest `maximumDays`.
@@ -114,6 +130,7 @@ struct RunningDays {
         if days[day] == nil, days.count >= Self.maximumDays, let oldest = days.keys.min() {
             days[oldest] = nil
             nights[oldest] = nil
+            prepared[oldest] = nil
         }
         days[day] = fresh
         return fresh

@@ -40,20 +40,21 @@ public enum EpochFeatures {
     /// The vectors of the given epochs (indices into `0..<rr.epochCount`), in that order.
     public static func compute(_ rr: RRSeries, epochs wanted: [Int]) -> [EpochFeatureVector] {
         let epochs = rr.epochCount
-        guard !wanted.isEmpty, epochs > 0 else { return [] }
+        guard let first = wanted.min(), let last = wanted.max(), epochs > 0 else { return [] }
         let nn = rr.intervals.map { value in
             value < Archive.minRRSeconds || value > Archive.maxRRSeconds ? Double.nan : value
         }
         let windows = SleepFeatures.windows(
             times: rr.endTimes, epochs: epochs, lookback: Archive.lookbackSeconds, lookforward: Archive.lookforwardSeconds)
         let resampled = FrequencyDomainFeatures.resample(
-            nn: nn, times: rr.endTimes, epochs: epochs, lookback: Archive.lookbackSeconds, lookforward: Archive.lookforwardSeconds)
+            nn: nn, times: rr.endTimes, epochs: epochs, lookback: Archive.lookbackSeconds, lookforward: Archive.lookforwardSeconds,
+            only: first...last)
         let spectrum = FrequencyDomainFeatures.EpochSpectrum(
             lookback: Archive.lookbackSeconds, lookforward: Archive.lookforwardSeconds, maxNaNFraction: Archive.maxNaNFraction)
         let beats = WakeSleepClassifier.validBeatsPerEpoch(rr, epochs: epochs)
         return wanted.map { epoch in
             EpochFeatureVector(
-                values: TimeDomainFeatures.epoch(nn[windows[epoch]]) + spectrum.features(epoch: epoch, resampled: resampled),
+                values: TimeDomainFeatures.epoch(nn[windows[epoch]]) + spectrum.features(epoch: epoch, resampled: resampled, firstEpoch: first),
                 windowIntervals: windows[epoch].count, validBeats: beats[epoch])
         }
     }

@@ -21,13 +21,21 @@ enum FrequencyDomainFeatures {
     ///   - nn: the cleaned RR intervals, seconds (NaN outside the limits or unknown).
     ///   - times: their end times, seconds since the recording start, increasing.
     ///   - epochs: how many epochs (their starts are 0, 30, 60, … s).
-    static func resample(nn: [Double], times: [Double], epochs: Int, lookback: Int, lookforward: Int) -> [Double] {
+    /// `only`: just the part of the grid the windows of those epochs cover, the same values (a
+    /// night classified again computes a few epochs, not the whole night's grid: issue 32); its
+    /// first value is that of the first epoch's window (`EpochSpectrum.features(…, firstEpoch:)`).
+    static func resample(
+        nn: [Double], times: [Double], epochs: Int, lookback: Int, lookforward: Int, only: ClosedRange<Int>? = nil
+    ) -> [Double] {
         guard epochs > 0 else { return [] }
         let gridStart = Double(-lookback)
         let gridStop = Double((epochs - 1) * SleepEpoch.seconds + lookforward)
         let gridCount = Int(((gridStop - gridStart) * samplingHz).rounded(.up))
         let delta = (gridStart + 1 / samplingHz) - gridStart
-        let grid = (0..<gridCount).map { gridStart + Double($0) * delta }
+        let step = Int(samplingHz * Double(SleepEpoch.seconds))
+        let length = Int(Double(lookback + lookforward) * samplingHz)
+        let points = only.map { min($0.lowerBound * step, gridCount)..<min($0.upperBound * step + length, gridCount) } ?? 0..<gridCount
+        let grid = points.map { gridStart + Double($0) * delta }
         return interpolate(grid, times, nn)
     }
 
@@ -47,8 +55,10 @@ enum FrequencyDomainFeatures {
             bands = Bands(fftLength: windowLength, samplingHz: samplingHz)
         }
 
-        func features(epoch: Int, resampled: [Double]) -> [Double] {
-            let window = resampled[(epoch * windowStep)..<(epoch * windowStep + windowLength)]
+        /// `firstEpoch`: the epoch `resampled` starts at (`resample(…, only:)`).
+        func features(epoch: Int, resampled: [Double], firstEpoch: Int = 0) -> [Double] {
+            let start = (epoch - firstEpoch) * windowStep
+            let window = resampled[start..<(start + windowLength)]
             let valid = window.filter { !$0.isNaN }
             let nanFraction = Double(window.count - valid.count) / Double(window.count)
             let psd: [Double]?
