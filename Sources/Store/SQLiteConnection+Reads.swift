@@ -19,26 +19,40 @@ extension SQLiteConnection {
         let statement = try self.statement(sql: Self.heartRatesInTime)
             .bind(.integer(fromMs), .integer(toMs), .integer(cursor?.heartRateID ?? .max))
         defer { statement.reset() }
-        // One row per RR interval (or one without any), grouped here by notification: half the
-        // time of a subquery per notification joining its intervals into text (issue 32).
+        try Self.groupedHeartRates(statement) { sample, _ in try body(sample) }
+    }
+
+    /// One row per RR interval (or one without any) of `joinedHeartRateColumns`, grouped here by
+    /// notification: half the time of a subquery per notification joining its intervals into
+    /// text (issue 32).
+    private static func groupedHeartRates(_ statement: SQLiteStatement, _ body: (StoredHeartRate, Int64) throws -> Void) throws {
         var current: (id: Int64, sample: StoredHeartRate)?
         while try statement.step() {
             let id = statement.int64(9)
             if current?.id != id {
-                if let done = current { try body(done.sample) }
+                if let done = current { try body(done.sample, done.id) }
                 current = (id, StoredHeartRate(
                     sensor: statement.text(0), timeMs: statement.int64(1), receivedMs: statement.int64(2), bpm: statement.int(3),
                     contact: statement.int(4), energyKJ: statement.optionalInt(5), valid: statement.int(6) != 0, raw: statement.blob(7)))
             }
             if !statement.isNull(8) { current?.sample.rrIntervals.append(statement.int(8)) }
         }
-        if let done = current { try body(done.sample) }
+        if let done = current { try body(done.sample, done.id) }
     }
 
+    private static let joinedHeartRateColumns = "s.sensor, s.ts_ms, s.received_ms, s.bpm, s.contact, s.energy_kj, s.valid, s.raw, r.rr_1024, s.id"
+
     private static let heartRatesInTime = """
-        SELECT s.sensor, s.ts_ms, s.received_ms, s.bpm, s.contact, s.energy_kj, s.valid, s.raw, r.rr_1024, s.id
+        SELECT \(joinedHeartRateColumns)
         FROM hr_sample s LEFT JOIN rr_interval r ON r.sample_id = s.id
         WHERE s.ts_ms >= ? AND s.ts_ms < ? AND s.id <= ? ORDER BY s.ts_ms, s.sensor, r.position
+        """
+
+    /// Notifications stored after an id, in the order they were stored, `LIMIT` of them.
+    private static let heartRatesAfterID = """
+        SELECT \(joinedHeartRateColumns)
+        FROM (SELECT * FROM hr_sample WHERE id > ? ORDER BY id LIMIT ?) s LEFT JOIN rr_interval r ON r.sample_id = s.id
+        ORDER BY s.id, r.position
         """
 
     func rowCursor() throws -> RowCursor {
@@ -63,14 +77,13 @@ extension SQLiteConnection {
             fixes.append(fixColumns.fix(fixStatement))
             next.fixID = fixColumns.id(fixStatement)
         }
-        let heartRateStatement = try statement(sql: StoredHeartRate.afterID)
+        let heartRateStatement = try statement(sql: Self.heartRatesAfterID)
             .bind(.integer(next.heartRateID), .integer(Int64(limit)))
         defer { heartRateStatement.reset() }
-        let heartRateColumns = try heartRateStatement.layout(StoredHeartRate.Columns.self)
         var heartRates: [StoredHeartRate] = []
-        while try heartRateStatement.step() {
-            heartRates.append(heartRateColumns.heartRate(heartRateStatement))
-            next.heartRateID = heartRateColumns.id(heartRateStatement)
+        try Self.groupedHeartRates(heartRateStatement) { sample, id in
+            heartRates.append(sample)
+            next.heartRateID = id
         }
         let stepStatement = try statement(sql: StoredStepRecord.afterID).bind(.integer(next.stepID), .integer(Int64(limit)))
         defer { stepStatement.reset() }
