@@ -54,7 +54,12 @@ def gaitdata(folder):
         with open(meta_path) as f:
             meta = json.load(f)
         data = np.loadtxt(signal_path, skiprows=2)
-        times = np.arange(len(data)) / 100.0
+        # Time from the sensor's PacketCounter (column 0), not the row number: the wireless
+        # sensor drops packets (79 of the 110 files skip counter values, up to 64 in a row), and
+        # the footstep labels are on the counter's time base. A repeated counter value is dropped.
+        counter = data[:, 0]
+        data = data[np.concatenate([[True], np.diff(counter) > 0])]
+        times = (data[:, 0] - data[0, 0]) / 100.0
         yield name, times, data[:, 1:4], len(meta["LeftFootEvents"]) + len(meta["RightFootEvents"]), {}
 
 
