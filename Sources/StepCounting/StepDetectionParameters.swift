@@ -1,6 +1,8 @@
 /// The settings of the accelerometer step detector (docs/steps.md, "Steps from a chest strap").
 /// The defaults were chosen on the Mobilise-D lower-back recordings and held up when each
-/// participant was left out of the choice in turn; change them only against labelled data.
+/// participant was left out of the choice in turn; those of the rhythm and closing-step rules on
+/// the odd-numbered GaitData subjects (the even ones held out). Change them only against
+/// labelled data (scripts/steps-accuracy.py).
 public struct StepDetectionParameters: Sendable, Equatable {
     /// Cut-off of the low-pass on the magnitude: walking steps are 1.5–2.2 Hz, running ≤ 3.5.
     public var lowPassHz = 2.0
