@@ -1,6 +1,8 @@
 /// The settings of the accelerometer step detector (docs/steps.md, "Steps from a chest strap").
 /// The defaults were chosen on the Mobilise-D lower-back recordings and held up when each
-/// participant was left out of the choice in turn; change them only against labelled data.
+/// participant was left out of the choice in turn; those of the rhythm and closing-step rules on
+/// the odd-numbered GaitData subjects (the even ones held out). Change them only against
+/// labelled data (scripts/steps-accuracy.py).
 public struct StepDetectionParameters: Sendable, Equatable {
     /// Cut-off of the low-pass on the magnitude: walking steps are 1.5–2.2 Hz, running ≤ 3.5.
     public var lowPassHz = 2.0
@@ -19,6 +21,18 @@ public struct StepDetectionParameters: Sendable, Equatable {
     public var relativeAmplitude = 0.25
     /// Weight of each new step in that average (exponential smoothing).
     public var amplitudeSmoothing = 0.2
+    /// A peak that comes when the run's rhythm expects the next step — this fraction range of the
+    /// median of the run's last four step intervals after the previous step — needs only this
+    /// fraction of the recent average rise (still at least `minAmplitudeMilliG`): the periodicity
+    /// test of Gu et al. (2017) used to accept a weaker step rather than to reject a stray peak.
+    public var rhythmicInterval = 0.6...1.4
+    public var rhythmicRelativeAmplitude = 0.12
+    /// The closing step of a walk (the trailing foot brought beside the leading one as the walker
+    /// stops) is a small one: when a counted run ends, the largest peak that came this fraction
+    /// range of the run's step interval after its last step and rose at least
+    /// `closingStepMinAmplitudeMilliG` counts as that step.
+    public var closingStepInterval = 0.5...1.5
+    public var closingStepMinAmplitudeMilliG = 30.0
 
     public init() {}
 }

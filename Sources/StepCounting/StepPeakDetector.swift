@@ -10,6 +10,11 @@
 /// (Zhao's regulation, Gu et al. 2017's continuity): a run's first steps are held back until
 /// it is long enough, then counted together; a run that stops short is dropped.
 ///
+/// Two rules keep the small steps at either side of the rhythm: a peak at the time the run's
+/// step interval predicts needs a lower relative threshold (`rhythmicRelativeAmplitude`), and
+/// when a counted run ends, its closing step — the largest weaker peak one step interval after
+/// the last — is counted (`closingStepInterval`).
+///
 /// Steps are given as sample times. Those before `settledBeforeMs` can no longer change; the
 /// caller takes them with `takeSettledSteps()`.
 struct StepPeakDetector: Sendable {
@@ -30,6 +35,10 @@ struct StepPeakDetector: Sendable {
     private var runCounts = false
     /// Counted steps not yet taken by the caller; the last may still move (a larger peak close by).
     private var counted: [Double] = []
+    /// The current run's last step intervals (samples), newest last: its rhythm.
+    private var intervals: [Int] = []
+    /// The largest peak since the last step that was too weak for a step but fits a closing step.
+    private var closingCandidate: (timeMs: Double, rise: Double)?
     /// The time of the sample the next peak test looks at: nothing before it is undecided,
     /// except `pending` and a peak still within `minInterval` of it.
     private var centreTimeMs = -Double.infinity
@@ -48,6 +57,8 @@ struct StepPeakDetector: Sendable {
         var settled = centreTimeMs
         if let first = pending.first { settled = min(settled, first) }
         if let lastPeak, seen - 1 - halfWindow - lastPeak.index < minInterval { settled = min(settled, lastPeak.timeMs) }
+        // A counted run may still gain its closing step, after its last one.
+        if runCounts, let lastPeak { settled = min(settled, lastPeak.timeMs + 1) }
         return settled
     }
 
@@ -61,7 +72,7 @@ struct StepPeakDetector: Sendable {
 
     /// At the end of the stretch: every counted step, and a short run's steps dropped.
     mutating func finish() -> [Double] {
-        pending.removeAll()
+        endRun()
         defer { counted.removeAll() }
         return counted
     }
@@ -84,9 +95,29 @@ struct StepPeakDetector: Sendable {
         trough = min(trough, centre.value)
         guard isPeak(centre.value, size: size) else { return }
         let rise = centre.value - trough
-        let threshold = max(parameters.minAmplitudeMilliG, parameters.relativeAmplitude * (amplitudeAverage ?? 0))
-        guard rise >= threshold else { return }
+        // Where the next step falls in units of the run's step interval (nil before two steps).
+        let phase = stepInterval.map { Double(centreIndex - (lastPeak?.index ?? 0)) / $0 }
+        let relative = phase.map { parameters.rhythmicInterval.contains($0) } == true
+            ? parameters.rhythmicRelativeAmplitude : parameters.relativeAmplitude
+        let threshold = max(parameters.minAmplitudeMilliG, relative * (amplitudeAverage ?? 0))
+        guard rise >= threshold else {
+            if runCounts, let phase, parameters.closingStepInterval.contains(phase),
+                rise >= parameters.closingStepMinAmplitudeMilliG, rise > closingCandidate?.rise ?? -.infinity
+            {
+                closingCandidate = (centre.timeMs, rise)
+            }
+            return
+        }
         accept(index: centreIndex, value: centre.value, timeMs: centre.timeMs, rise: rise)
+    }
+
+    /// The median of the run's last four step intervals, in samples.
+    private var stepInterval: Double? {
+        let recent = intervals.suffix(4).sorted()
+        guard !recent.isEmpty else { return nil }
+        let middle = recent.count / 2
+        return recent.count % 2 == 1
+            ? Double(recent[middle]) : Double(recent[middle - 1] + recent[middle]) / 2
     }
 
     /// The centre is the first largest value of the window (a plateau peaks once).
@@ -107,12 +138,19 @@ struct StepPeakDetector: Sendable {
             } else if !runCounts, pending.last == lastPeak.timeMs {
                 pending[pending.count - 1] = timeMs
             }
+            if !intervals.isEmpty { intervals[intervals.count - 1] += index - lastPeak.index }
             self.lastPeak = (index, value, timeMs)
             trough = .infinity
+            closingCandidate = nil
             return
         }
         amplitudeAverage = amplitudeAverage.map { $0 + parameters.amplitudeSmoothing * (rise - $0) } ?? rise
         trough = .infinity
+        if let lastPeak {
+            intervals.append(index - lastPeak.index)
+            if intervals.count > 4 { intervals.removeFirst() }
+        }
+        closingCandidate = nil
         lastPeak = (index, value, timeMs)
         if runCounts {
             counted.append(timeMs)
@@ -126,8 +164,12 @@ struct StepPeakDetector: Sendable {
         }
     }
 
-    /// A pause longer than `maxStepIntervalS`: the run is over; a short one never counted.
+    /// A pause longer than `maxStepIntervalS`, or the end of the stretch: the run is over; a
+    /// counted one gains its closing step if there was one, a short one never counted.
     private mutating func endRun() {
+        if runCounts, let closingCandidate { counted.append(closingCandidate.timeMs) }
+        closingCandidate = nil
+        intervals.removeAll()
         pending.removeAll()
         runCounts = false
         lastPeak = nil
