@@ -81,8 +81,10 @@ struct SleepNight: Sendable, Equatable {
         }
         let span = window ?? (samples.first?.timeMs ?? 0, (samples.last?.timeMs ?? 0) + 1)
         let wear = WearSpan.spans(samples.map { (Double($0.timeMs) / 1000, $0.valid && !$0.rrIntervals.isEmpty) })
+        let notifications = samples.map { (time: Double($0.timeMs) / 1000, rr1024: $0.valid ? $0.rrIntervals : []) }
         let assembled = NightAssembly.assemble(
-            epochs, wear: wear, window: Double(span.start) / 1000..<Double(span.end) / 1000, noon: noon(before: span.end, timeZone),
+            epochs, wear: wear, notifications: notifications, window: Double(span.start) / 1000..<Double(span.end) / 1000,
+            noon: noon(before: span.end, timeZone),
             now: nowMs.map { Double($0) / 1000 }, wearGapSeconds: Double(wearGapMs) / 1000)
         var night = SleepNight(main: assembled.main, naps: assembled.naps)
         if let main = assembled.main {
