@@ -40,15 +40,8 @@ public struct HeartRateWakeRule: Sendable, Equatable {
             let around = max(0, index - halfWindowEpochs)...min(states.count - 1, index + halfWindowEpochs)
             // Only epochs really within the window: none across a jump in time.
             let window = around.compactMap { other in abs(epochs[other].start - epochs[index].start) <= reach ? heartRate[other] : nil }
-            if let median = Self.median(window), median > threshold { out[index] = .wake }
+            if !window.isEmpty && NumpyReductions.median(sorted: window.sorted()) > threshold { out[index] = .wake }
         }
         return out
-    }
-
-    static func median(_ values: [Double]) -> Double? {
-        guard !values.isEmpty else { return nil }
-        let sorted = values.sorted()
-        let middle = sorted.count / 2
-        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
     }
 }
