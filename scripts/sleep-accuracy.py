@@ -245,7 +245,7 @@ def main() -> None:
     subsets = [("", rows)] + [(f"[{name}] ", [r for r in rows if r["record"] in SETS[name]])
                               for name in ("tune", "holdout", "whole", "partial")]
     for prefix, chosen in subsets:
-        if len(chosen) < 2 or (prefix and len(chosen) == len(rows)):
+        if prefix and (len(chosen) < 2 or len(chosen) == len(rows)):
             continue
         summary(chosen, "agent_tst_min", prefix + "agent")
         efficiency = [abs(r["agent_efficiency"] - r["truth_efficiency"]) for r in chosen if r.get("agent_efficiency") is not None]
