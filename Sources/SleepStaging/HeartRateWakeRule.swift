@@ -27,8 +27,9 @@ public struct HeartRateWakeRule: Sendable, Equatable {
     }
 
     /// `states` with the rule applied to the sleep epochs in `night`; `heartRate` one per epoch
-    /// (`EpochHeartRate`), nil where there was no beat (such epochs keep their label). No heart
-    /// rate at all (a strap that sent no RR intervals): unchanged.
+    /// (`EpochHeartRate`), nil where there was no beat: such an epoch is judged by the heart rate of
+    /// the others in its window, and keeps its label when none has one. No heart rate at all (a
+    /// strap that sent no RR intervals): unchanged.
     func rescore(_ states: [SleepPeriods.State], night: Range<Int>, heartRate: [Double?], epochs: [SleepEpoch]) -> [SleepPeriods.State] {
         guard heartRate.count == states.count else { return states }
         let sleeping = night.compactMap { states[$0] == .sleep ? heartRate[$0] : nil }.sorted()
