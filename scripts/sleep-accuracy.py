@@ -15,7 +15,7 @@ Nights are placed on the date two days back, keeping their clock times, in zone 
 stamps nothing older than 7 days with a bridge time).
 
 Usage:
-  scripts/sleep-accuracy.py SLPDB_DIR [--records slp03,slp04,...|--set tune|holdout|whole|all]
+  scripts/sleep-accuracy.py SLPDB_DIR [--records slp03,slp04,...|--set tune|holdout|whole|partial|all]
       [--agent .build/debug/keepalive] [--reference PYTHON] [--json OUT.json] [--no-person]
 
 SLPDB_DIR holds the database's own files: RECORDS, <rec>.hea, <rec>.ecg, <rec>.st.
@@ -50,7 +50,7 @@ HOLDOUT = ["slp04", "slp16", "slp37", "slp45", "slp60"]
 # Parts of nights: a 4-h and a 3.7-h record, and two nights recorded in two parts (a 1-h and a
 # 10-min gap between them: a strap off and on again).
 PARTIAL = ["slp59", "slp66", "slp01a+slp01b", "slp02a+slp02b"]
-SETS = {"tune": TUNE, "holdout": HOLDOUT, "whole": TUNE + HOLDOUT, "all": TUNE + HOLDOUT + PARTIAL}
+SETS = {"tune": TUNE, "holdout": HOLDOUT, "whole": TUNE + HOLDOUT, "partial": PARTIAL, "all": TUNE + HOLDOUT + PARTIAL}
 
 
 def free_port() -> int:
@@ -241,14 +241,20 @@ def main() -> None:
         print(f"{night.name:15s} truth {row['truth_tst_min']:6.1f} min  agent {agent_err:>7s}  sleepecg {ref_err:>7s}  "
               f"eff truth {row['truth_efficiency']} agent {row['agent_efficiency']}", flush=True)
 
-    summary(rows, "agent_tst_min", "agent")
-    efficiency = [abs(r["agent_efficiency"] - r["truth_efficiency"]) for r in rows if r.get("agent_efficiency") is not None]
-    if efficiency:
-        print(f"agent efficiency: mean |error| {sum(efficiency) / len(efficiency):.3f} (scored: sleep / scored time)")
-    if reference:
-        summary(rows, "sleepecg_tst_min", "sleepecg 0.6.0")
-        print(f"sleepecg epoch accuracy (mean) {sum(r['sleepecg_accuracy'] for r in rows) / len(rows):.3f}, "
-              f"kappa (mean) {sum(r['sleepecg_kappa'] for r in rows) / len(rows):.3f}")
+    # The whole run, then each set it holds more than one of (tuning, held out, whole, partial).
+    subsets = [("", rows)] + [(f"[{name}] ", [r for r in rows if r["record"] in SETS[name]])
+                              for name in ("tune", "holdout", "whole", "partial")]
+    for prefix, chosen in subsets:
+        if prefix and (len(chosen) < 2 or len(chosen) == len(rows)):
+            continue
+        summary(chosen, "agent_tst_min", prefix + "agent")
+        efficiency = [abs(r["agent_efficiency"] - r["truth_efficiency"]) for r in chosen if r.get("agent_efficiency") is not None]
+        if efficiency:
+            print(f"{prefix}agent efficiency: mean |error| {sum(efficiency) / len(efficiency):.3f} (scored: sleep / scored time)")
+        if reference:
+            summary(chosen, "sleepecg_tst_min", prefix + "sleepecg 0.6.0")
+            print(f"{prefix}sleepecg epoch accuracy (mean) {sum(r['sleepecg_accuracy'] for r in chosen) / len(chosen):.3f}, "
+                  f"kappa (mean) {sum(r['sleepecg_kappa'] for r in chosen) / len(chosen):.3f}")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
         if reference:  # sleepecg's labels and sleep probabilities per epoch, for study

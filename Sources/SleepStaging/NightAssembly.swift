@@ -8,8 +8,10 @@
 ///    noon, whatever lies between (wake, or time the strap did not see: `unobservedSeconds`), as a
 ///    sleep lab's total sleep time counts all sleep from lights out to lights on. Sleep after noon,
 ///    and runs too short for a block outside the night, are naps when at least 15 minutes.
-/// 3. Time in bed from wear, not from sleep (`NightPeriod.inBedSeconds`).
-/// 4. In progress: computed while the strap is still worn (its last wear within the 30-minute
+/// 3. Heart-rate level (`HeartRateWakeRule`): within the night, a sleep epoch whose heart rate is
+///    above the night's sleeping level is wake. The night's span stays the classifier's.
+/// 4. Time in bed from wear, not from sleep (`NightPeriod.inBedSeconds`).
+/// 5. In progress: computed while the strap is still worn (its last wear within the 30-minute
 ///    wear gap of `now`) and within 60 minutes of the night's last sleep, more sleep could still
 ///    join the night.
 public enum NightAssembly {
@@ -17,13 +19,17 @@ public enum NightAssembly {
     ///   - epochs: the classified epochs of every recording of the window, in time order (a jump
     ///     in time between recordings is missing data).
     ///   - wear: when the strap was worn.
+    ///   - notifications: the strap's notifications in time order, time (Unix s) and RR intervals
+    ///     (1/1024 s), for each epoch's heart rate (`EpochHeartRate`); none: no heart-rate rule.
     ///   - window: the night's window (Unix s); `noon`: the latest start of a night.
     ///   - now: when computed (Unix s), nil for a finished window.
     ///   - wearGapSeconds: a strap silent this long was taken off (not still worn).
     ///   - rescore: apply Webster's rules (false only to test the other rules alone).
+    ///   - heartRateRule: the heart-rate rule, nil for none.
     public static func assemble(
-        _ epochs: [SleepEpoch], wear: [WearSpan], window: Range<Double>, noon: Double, now: Double?, wearGapSeconds: Double,
-        rule: SleepPeriodRule = SleepPeriodRule(), rescore: Bool = true
+        _ epochs: [SleepEpoch], wear: [WearSpan], notifications: [(time: Double, rr1024: [Int])] = [], window: Range<Double>,
+        noon: Double, now: Double?, wearGapSeconds: Double, rule: SleepPeriodRule = SleepPeriodRule(), rescore: Bool = true,
+        heartRateRule: HeartRateWakeRule? = HeartRateWakeRule()
     ) -> NightAndNaps {
         let classified = SleepPeriods.states(of: epochs, rule: rule)
         let states = rescore ? WebsterRescoring.rescore(classified) : classified
@@ -35,7 +41,12 @@ public enum NightAssembly {
             return NightAndNaps(main: nil, naps: naps(runs, outside: nil, epochs, states, rule))
         }
         let span = first.lowerBound..<last.upperBound
-        var main = period(span, epochs, states, wear: wear, window: window)
+        var nightStates = states
+        if let heartRateRule, !notifications.isEmpty {
+            let heartRate = EpochHeartRate.perEpoch(epochs, notifications: notifications)
+            nightStates = heartRateRule.rescore(states, night: span, heartRate: heartRate, epochs: epochs)
+        }
+        var main = period(span, epochs, nightStates, wear: wear, window: window)
         if let now, let lastWear = wear.last, now - lastWear.end <= wearGapSeconds,
            lastWear.end - main.end < Double(rule.maximumFilledWakeSeconds) {
             main.inProgress = true

@@ -60,8 +60,10 @@ struct SleepNight: Sendable, Equatable {
         let times = samples.timesMs
         let span = window ?? (times.first ?? 0, (times.last ?? 0) + 1)
         let wear = WearSpan.spans(samples.indices.map { (Double(times[$0]) / 1000, samples.valid[$0] && samples.hasRR(at: $0)) })
+        let notifications = samples.indices.map { (time: Double(times[$0]) / 1000, rr1024: samples.valid[$0] ? samples.rrIntervals(at: $0) : []) }
         let assembled = NightAssembly.assemble(
-            epochs, wear: wear, window: Double(span.start) / 1000..<Double(span.end) / 1000, noon: noon(before: span.end, timeZone),
+            epochs, wear: wear, notifications: notifications, window: Double(span.start) / 1000..<Double(span.end) / 1000,
+            noon: noon(before: span.end, timeZone),
             now: nowMs.map { Double($0) / 1000 }, wearGapSeconds: Double(wearGapMs) / 1000)
         var night = SleepNight(main: assembled.main, naps: assembled.naps)
         if let main = assembled.main {
