@@ -53,6 +53,9 @@ extension StoredHeartRate {
                                             ORDER BY position)) AS rr_intervals, s.id
         """
 
+    /// Notifications stored after an id, in the order they were stored: a reopen's copy.
+    static let afterID = "SELECT \(selection) FROM hr_sample s WHERE s.id > ? ORDER BY s.id LIMIT ?"
+
     struct Columns: ColumnLayout {
         let sensor, timeMs, receivedMs, bpm, contact, energyKJ, valid, raw, rrIntervals, id: Int32
 
