@@ -8,6 +8,14 @@ public enum EpochHeartRate {
     ///   - notifications: the strap's notifications in time order: time (Unix s) and RR intervals
     ///     in 1/1024 s (empty for one without beats or not worn).
     public static func perEpoch(_ epochs: [SleepEpoch], notifications: [(time: Double, rr1024: [Int])]) -> [Double?] {
+        perEpoch(epochs, notifications: notifications.lazy.map { $0 })
+    }
+
+    /// The same from any sequence of notifications: a night's compact store hands slices, not an
+    /// array of intervals per notification.
+    public static func perEpoch<Notifications: Sequence, Intervals: Collection<Int>>(
+        _ epochs: [SleepEpoch], notifications: Notifications
+    ) -> [Double?] where Notifications.Element == (time: Double, rr1024: Intervals) {
         var beats = [Int](repeating: 0, count: epochs.count)
         var seconds = [Double](repeating: 0, count: epochs.count)
         var epoch = 0

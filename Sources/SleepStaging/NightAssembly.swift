@@ -26,10 +26,12 @@ public enum NightAssembly {
     ///   - wearGapSeconds: a strap silent this long was taken off (not still worn).
     ///   - rescore: apply Webster's rules (false only to test the other rules alone).
     ///   - heartRateRule: the heart-rate rule, nil for none.
+    ///   - epochHeartRate: each epoch's heart rate when the caller computed it
+    ///     (`EpochHeartRate`), instead of from `notifications`.
     public static func assemble(
         _ epochs: [SleepEpoch], wear: [WearSpan], notifications: [(time: Double, rr1024: [Int])] = [], window: Range<Double>,
         noon: Double, now: Double?, wearGapSeconds: Double, rule: SleepPeriodRule = SleepPeriodRule(), rescore: Bool = true,
-        heartRateRule: HeartRateWakeRule? = HeartRateWakeRule()
+        heartRateRule: HeartRateWakeRule? = HeartRateWakeRule(), epochHeartRate: [Double?]? = nil
     ) -> NightAndNaps {
         let classified = SleepPeriods.states(of: epochs, rule: rule)
         let states = rescore ? WebsterRescoring.rescore(classified) : classified
@@ -42,8 +44,8 @@ public enum NightAssembly {
         }
         let span = first.lowerBound..<last.upperBound
         var nightStates = states
-        if let heartRateRule, !notifications.isEmpty {
-            let heartRate = EpochHeartRate.perEpoch(epochs, notifications: notifications)
+        if let heartRateRule, epochHeartRate != nil || !notifications.isEmpty {
+            let heartRate = epochHeartRate ?? EpochHeartRate.perEpoch(epochs, notifications: notifications)
             nightStates = heartRateRule.rescore(states, night: span, heartRate: heartRate, epochs: epochs)
         }
         var main = period(span, epochs, nightStates, wear: wear, window: window)

@@ -50,23 +50,29 @@ public struct RRSeriesBuilder: Sendable {
 
     /// Feeds notifications in time order (as the store returns them).
     public mutating func add(_ notification: HeartRateNotification) {
-        let time = Double(notification.timeMs) / 1000
-        if firstNotificationMs == nil { firstNotificationMs = notification.timeMs }
-        defer { lastTimeMs = notification.timeMs }
-        if let lastTimeMs, notification.timeMs - lastTimeMs > gapLimitMs || notification.timeMs < lastTimeMs {
+        add(timeMs: notification.timeMs, rr1024: notification.rr1024, valid: notification.valid)
+    }
+
+    /// The same from a notification's parts: its intervals in any collection (a night's compact
+    /// store hands a slice, not an array per notification).
+    public mutating func add(timeMs: Int64, rr1024: some Collection<Int>, valid: Bool) {
+        let time = Double(timeMs) / 1000
+        if firstNotificationMs == nil { firstNotificationMs = timeMs }
+        defer { lastTimeMs = timeMs }
+        if let lastTimeMs, timeMs - lastTimeMs > gapLimitMs || timeMs < lastTimeMs {
             closeRun()
         }
-        guard notification.valid else {
+        guard valid else {
             closeRun()
             return
         }
-        guard !notification.rr1024.isEmpty else { return }
-        let total = notification.rr1024.reduce(0.0) { $0 + Double($1) / 1024 }
+        guard !rr1024.isEmpty else { return }
+        let total = rr1024.reduce(0.0) { $0 + Double($1) / 1024 }
         if !current.offsets.isEmpty {
             let anchorHere = time - (current.length + total)
             if anchorHere - current.anchor > Double(maxDelayMs) / 1000 { closeRun() }
         }
-        for raw in notification.rr1024 {
+        for raw in rr1024 {
             let seconds = Double(raw) / 1024
             current.length += seconds
             current.intervals.append(seconds)

@@ -41,9 +41,12 @@ struct NightSamples: Sendable {
             return true
         }
 
-        func rrIntervals(at index: Int) -> [Int] {
+        func rrIntervals(at index: Int) -> [Int] { Array(rrSlice(at: index)) }
+
+        /// Notification `index`'s RR intervals without an array of their own.
+        func rrSlice(at index: Int) -> LazyMapSequence<ArraySlice<UInt16>, Int> {
             let start = index == 0 ? 0 : Int(rrEnds[index - 1])
-            return rr[start..<Int(rrEnds[index])].map(Int.init)
+            return rr[start..<Int(rrEnds[index])].lazy.map(Int.init)
         }
 
         func hasRR(at index: Int) -> Bool { (index == 0 ? 0 : rrEnds[index - 1]) < rrEnds[index] }

@@ -70,7 +70,7 @@ final class SleepEpochCache {
     ) -> (SleepRecording, [EpochFeatureVector])? {
         var builder = RRSeriesBuilder(gapLimitMs: gapLimitMs)
         for index in segment {
-            builder.add(HeartRateNotification(timeMs: samples.timesMs[index], rr1024: samples.rrIntervals(at: index), valid: samples.valid[index]))
+            builder.add(timeMs: samples.timesMs[index], rr1024: samples.rrSlice(at: index), valid: samples.valid[index])
         }
         guard let first = segment.first else { return nil }
         let firstBeat = Date(unixMs: samples.timesMs[first])
@@ -79,21 +79,34 @@ final class SleepEpochCache {
         let inputs = EpochFeatures.inputs(of: recording)
         let gridStart = Int64(recording.startUnix)
         func start(_ epoch: Int) -> Int64 { gridStart + Int64(epoch * SleepEpoch.seconds) }
-        var vectors: [EpochFeatureVector?] = inputs.indices.map { epoch in
-            guard let row = kept[start(epoch)], row.inputs == inputs[epoch].fingerprint else { return nil }
-            return EpochFeatureVector(bytes: row.vector)
+        // A kept row serves while its inputs match (and it is a whole vector: the only way its
+        // bytes cannot be read back).
+        let matching = inputs.indices.map { epoch in
+            kept[start(epoch)].map { $0.inputs == inputs[epoch].fingerprint && $0.vector.count == EpochFeatureVector.byteCount } ?? false
         }
-        let missing = vectors.indices.filter { vectors[$0] == nil && (!onlyComplete || inputs[$0].isComplete) }
+        let missing = inputs.indices.filter { !matching[$0] && (!onlyComplete || inputs[$0].isComplete) }
+        var computedVectors: [Int: EpochFeatureVector] = [:]
         for (epoch, vector) in zip(missing, EpochFeatures.compute(recording.rr, epochs: missing)) {
-            vectors[epoch] = vector
+            computedVectors[epoch] = vector
             guard inputs[epoch].isComplete else { continue }
             let row = StoredSleepEpoch(sensor: sensor, startS: start(epoch), inputs: inputs[epoch].fingerprint, vector: vector.bytes)
             kept[row.startS] = row
             fresh.append(row)
         }
-        reused += vectors.count - missing.count
+        reused += matching.lazy.filter { $0 }.count
         computed += missing.count
-        return (recording, vectors.compactMap { $0 })
+        // Preparing: the kept vectors are not decoded, nothing is classified.
+        guard !onlyComplete else { return nil }
+        var vectors: [EpochFeatureVector] = []
+        vectors.reserveCapacity(inputs.count)
+        for epoch in inputs.indices {
+            if let vector = computedVectors[epoch] {
+                vectors.append(vector)
+            } else if let row = kept[start(epoch)], let vector = EpochFeatureVector(bytes: row.vector) {
+                vectors.append(vector)
+            }
+        }
+        return (recording, vectors)
     }
 
     /// Logs what was not served from the kept rows (damaged ones: an error, once) and the work

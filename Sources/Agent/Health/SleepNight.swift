@@ -60,11 +60,13 @@ struct SleepNight: Sendable, Equatable {
         let times = samples.timesMs
         let span = window ?? (times.first ?? 0, (times.last ?? 0) + 1)
         let wear = WearSpan.spans(samples.indices.map { (Double(times[$0]) / 1000, samples.valid[$0] && samples.hasRR(at: $0)) })
-        let notifications = samples.indices.map { (time: Double(times[$0]) / 1000, rr1024: samples.valid[$0] ? samples.rrIntervals(at: $0) : []) }
+        // Each epoch's heart rate from the valid notifications' intervals, read in place.
+        let heartRate = EpochHeartRate.perEpoch(
+            epochs, notifications: samples.indices.lazy.filter { samples.valid[$0] }.map { (time: Double(times[$0]) / 1000, rr1024: samples.rrSlice(at: $0)) })
         let assembled = NightAssembly.assemble(
-            epochs, wear: wear, notifications: notifications, window: Double(span.start) / 1000..<Double(span.end) / 1000,
+            epochs, wear: wear, window: Double(span.start) / 1000..<Double(span.end) / 1000,
             noon: noon(before: span.end, timeZone),
-            now: nowMs.map { Double($0) / 1000 }, wearGapSeconds: Double(wearGapMs) / 1000)
+            now: nowMs.map { Double($0) / 1000 }, wearGapSeconds: Double(wearGapMs) / 1000, epochHeartRate: heartRate)
         var night = SleepNight(main: assembled.main, naps: assembled.naps)
         if let main = assembled.main {
             let (from, to) = (Int64(main.start * 1000), Int64(main.end * 1000))

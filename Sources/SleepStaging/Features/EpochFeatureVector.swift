@@ -5,7 +5,7 @@
 public struct EpochFeatureVector: Sendable {
     /// 26 time-domain features (pNN50 and pNN20 NaN: see above) then the 7 frequency-domain ones.
     public static let valueCount = TimeDomainFeatures.names.count + FrequencyDomainFeatures.names.count
-    static let byteCount = valueCount * 8 + 8
+    public static let byteCount = valueCount * 8 + 8
 
     public let values: [Double]
     /// RR intervals in the window: the width of its row in sleepecg's padded array.
