@@ -273,4 +273,21 @@ struct SleepRealNightTests {
         #expect(Double(main.inBedSeconds) >= 0.9 * Double(record.scoredSeconds), "the strap was worn all night: \(main)")
         #expect(main.efficiency < 1 && !main.inProgress)
     }
+
+    @Test("slpdb slp37 with [health] sleep_heart_rate_rule = false: the classifier's night, within 30 min of the scored sleep")
+    func slp37WithoutHeartRateRule() async throws {
+        let record = try SlpdbRecord("slp37")
+        let utc = TimeZone(identifier: "UTC")!
+        let morning = try #require(LocalDay("2026-11-21", timeZone: utc))
+        let startMs = morning.start.unixMs + Int64(record.startClockSeconds) * 1000
+        let store = try await SleepNightTests.store(record.lines(startMs: startMs))
+        var settings = SleepNightTests.settings(utc)
+        settings.person = PersonSettings(birthYear: 2026 - (record.age ?? 0), sex: record.male == true ? .male : .female)
+        settings.sleepHeartRateRule = false
+        let night = try await SleepNight.compute(morning, settings: settings, store: store, upTo: nil)
+        let main = try #require(night.main, "no night in a 5.8-hour scored night")
+        let error = Double(main.sleepSeconds - record.scoredSleepSeconds) / 60
+        // −10 min before the rule (docs/sleep.md, "Accuracy").
+        #expect(abs(error) <= 30, "sleep \(main.sleepSeconds) s against \(record.scoredSleepSeconds) s scored")
+    }
 }

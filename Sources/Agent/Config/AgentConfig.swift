@@ -125,6 +125,8 @@ public struct AgentConfig: Sendable, Equatable {
     public struct Health: Sendable, Equatable {
         public var maxHR: Int
         public var restingHR: Int
+        /// The heart-rate rule inside the night (docs/sleep.md): on by default.
+        public var sleepHeartRateRule = true
     }
 
     /// MQTT discovery for Home Assistant (docs/contract.md, "Home Assistant").

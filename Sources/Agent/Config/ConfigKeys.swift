@@ -121,6 +121,7 @@ enum ConfigKeys {
         [
             .int("health", "max_hr", \.health.maxHR, default: 190, in: 100...250),
             .int("health", "resting_hr", \.health.restingHR, default: 60, in: 25...150),
+            .bool("health", "sleep_heart_rate_rule", \.health.sleepHeartRateRule, default: true),
         ]
     }
 

@@ -13,6 +13,8 @@ struct AggregateSettings: Sendable, Equatable {
     var steps = StepSettings()
     /// `[person]`: the sleeper's age and sex for the sleep classifier.
     var person = PersonSettings()
+    /// `[health] sleep_heart_rate_rule`.
+    var sleepHeartRateRule = true
 
     init(config: AgentConfig) {
         timeZone = TimeZone(identifier: config.device.timezone) ?? .current
@@ -22,6 +24,7 @@ struct AggregateSettings: Sendable, Equatable {
         locationIntervalS = config.schedule.locationIntervalS
         steps = config.steps
         person = config.person
+        sleepHeartRateRule = config.health.sleepHeartRateRule
     }
 
     init(

@@ -50,7 +50,7 @@ struct SleepNight: Sendable, Equatable {
     /// features (`SleepEpochCache`); without one every epoch is computed.
     static func find(
         in samples: NightSamples.Series, timeZone: TimeZone, gapLimitMs: Int64, subject: SubjectData = SubjectData(),
-        window: (start: Int64, end: Int64)? = nil, nowMs: Int64? = nil, cache: SleepEpochCache? = nil
+        window: (start: Int64, end: Int64)? = nil, nowMs: Int64? = nil, cache: SleepEpochCache? = nil, heartRateRule: Bool = true
     ) -> SleepNight {
         let cache = cache ?? SleepEpochCache(sensor: samples.sensor)
         var epochs: [SleepEpoch] = []
@@ -66,7 +66,8 @@ struct SleepNight: Sendable, Equatable {
         let assembled = NightAssembly.assemble(
             epochs, wear: wear, window: Double(span.start) / 1000..<Double(span.end) / 1000,
             noon: noon(before: span.end, timeZone),
-            now: nowMs.map { Double($0) / 1000 }, wearGapSeconds: Double(wearGapMs) / 1000, epochHeartRate: heartRate)
+            now: nowMs.map { Double($0) / 1000 }, wearGapSeconds: Double(wearGapMs) / 1000,
+            heartRateRule: heartRateRule ? HeartRateWakeRule() : nil, epochHeartRate: heartRate)
         var night = SleepNight(main: assembled.main, naps: assembled.naps)
         if let main = assembled.main {
             let (from, to) = (Int64(main.start * 1000), Int64(main.end * 1000))
@@ -185,7 +186,7 @@ extension SleepNight {
     ) -> SleepNight {
         let night = find(
             in: series, timeZone: settings.timeZone, gapLimitMs: settings.gapLimitMs, subject: subject(day, settings),
-            window: window(of: day), nowMs: nowMs, cache: cache)
+            window: window(of: day), nowMs: nowMs, cache: cache, heartRateRule: settings.sleepHeartRateRule)
         cache.log(SleepEpochCache.logger, day: day)
         return night
     }
