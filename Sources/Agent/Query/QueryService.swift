@@ -98,11 +98,18 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
                     QueryError(code: .rateLimited, message: "too many requests waiting; try again shortly").reply,
                     to: route.topic, correlationData: correlation, qos: qos)
             }
+            let accepted = ContinuousClock.now
             engineQueue.async { [self] in
+                let started = ContinuousClock.now
                 waitForFold()
+                let folded = ContinuousClock.now
                 let reply = engine.withLock { $0.answer(request, now: clock.now()) }
                 send(reply, to: route.topic, correlationData: correlation, qos: qos)
                 waiting.decrement()
+                logger.debug("query answered", metadata: [
+                    "date": "\(request.date)", "queued_ms": "\(Self.ms(started - accepted))", "fold_ms": "\(Self.ms(folded - started))",
+                    "answer_ms": "\(Self.ms(ContinuousClock.now - folded))",
+                ])
             }
         }
     }
@@ -113,7 +120,9 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
     static let followSoon = Duration.milliseconds(200)
 
     func run() async throws {
-        var interval = Self.followInterval
+        // The first look at once: rows stored from then on are the ones followed (a backlog
+        // arriving with the agent's start among them).
+        var interval = Duration.zero
         while await sleepUnlessShuttingDown(for: interval) {
             interval = await follow() ? Self.followSoon : Self.followInterval
         }
@@ -125,9 +134,16 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
     private func follow() async -> Bool {
         await withCheckedContinuation { continuation in
             engineQueue.async { [self] in
-                continuation.resume(returning: engine.withLock { $0.follow(now: clock.now()) })
+                let started = ContinuousClock.now
+                let found = engine.withLock { $0.follow(now: clock.now()) }
+                if found { logger.debug("followed new rows", metadata: ["ms": "\(Self.ms(ContinuousClock.now - started))"]) }
+                continuation.resume(returning: found)
             }
         }
+    }
+
+    private static func ms(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
     }
 
     /// On the engine queue (its own thread, not Swift's task pool): the rows the writer still
