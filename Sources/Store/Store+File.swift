@@ -85,7 +85,7 @@ extension Store {
         let select = try old.statement(
             """
             SELECT seq, topic, payload, qos, retain, content_type, expiry_s, supersedable, created_ms, rejected_reason
-            FROM outbox ORDER BY id
+            FROM outbox WHERE delivered = 0 ORDER BY id
             """)
         defer { select.reset() }
         var copied = 0
