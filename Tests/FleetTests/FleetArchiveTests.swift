@@ -10,11 +10,11 @@ import TestKit
 /// in the archive exactly once — what ejabberd lost around the node's death filled from the
 /// devices — and the malformed messages are counted, not stored.
 ///
-/// A fault run, like the fault-injection suite: off unless KEEPALIVE_FAULTS=1 (scripts/faults.sh
-/// runs it).
+/// In the default run since the gaps are filled (about 2 minutes): before, ejabberd's losses
+/// around the node's death (2 840 of 5 000 beside a CPU hog) could only be counted, and the test
+/// ran in scripts/faults.sh alone.
 extension FleetSuites {
-    @Suite(.enabled(if: ProcessInfo.processInfo.environment["KEEPALIVE_FAULTS"] == "1", "a fault run: scripts/faults.sh (KEEPALIVE_FAULTS=1)"))
-    struct FleetArchiveTests {
+    @Suite struct FleetArchiveTests {
         static let deviceCount = 20
 
         @Test func everyAcknowledgedMessageIsArchivedOnceThroughFaults() async throws {
