@@ -25,13 +25,9 @@ extension FleetSuites {
             defer { pi.stop() }
             let localPort = pi.localPort
 
-            let passwordFile = try directory.write("archive.password", "pw-archive\n")
-            chmod(passwordFile, 0o600)
-            let archiver = try ArchiverProcess(
-                directory: directory.path, clientID: "archive-a", port: cluster.port(2), passwordFile: passwordFile, conninfo: postgres.conninfo)
+            let archiver = try await ArchiverProcess.connected(
+                clientID: "archive-a", node: 2, cluster: cluster, postgres: postgres, directory: directory)
             defer { archiver.stop() }
-            try archiver.start()
-            try await archiver.process?.waitForLine(containing: "MQTT connected", timeout: 20)
             let seen = try await MQTTSubscriber(port: cluster.port(3), filter: "keepalive/\(device)/#", extraArguments: viewer)
 
             let udpPort = Ports.free()

@@ -20,13 +20,9 @@ extension FleetSuites {
             try await cluster.register("viewer", password: "pw-viewer")
             let pi = try await FleetPi(device: device, cluster: cluster, directory: directory)
             defer { pi.stop() }
-            let passwordFile = try directory.write("archive.password", "pw-archive\n")
-            chmod(passwordFile, 0o600)
-            let archiver = try ArchiverProcess(
-                directory: directory.path, clientID: "archive-a", port: cluster.port(3), passwordFile: passwordFile, conninfo: postgres.conninfo)
+            let archiver = try await ArchiverProcess.connected(
+                clientID: "archive-a", node: 3, cluster: cluster, postgres: postgres, directory: directory)
             defer { archiver.stop() }
-            try archiver.start()
-            try await archiver.process?.waitForLine(containing: "MQTT connected", timeout: 20)
             let statuses = try await MQTTSubscriber(
                 port: cluster.port(3), filter: "keepalive/archive/status/#", extraArguments: ["-u", "viewer", "-P", "pw-viewer"])
 
