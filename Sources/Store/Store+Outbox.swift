@@ -67,7 +67,8 @@ extension Store {
         return entries
     }
 
-    /// The broker has them: they leave the outbox. Ids read before a `reopen` (another
+    /// The broker has them: they leave the queue — deleted, or marked delivered and kept for
+    /// resend requests (Store+Published.swift). Ids read before a `reopen` (another
     /// `fileGeneration`) name other messages in the new file and are ignored.
     ///
     /// With the ingest journal on, the rows are deleted with its next fold (within `fold_s`), in

@@ -63,8 +63,8 @@ public actor Store {
     /// The ingest journal's ring: its file, slots, pending windows and counters (IngestRing.swift;
     /// Store+Journal.swift folds it).
     var ring: IngestRing
-    /// Outbox rows the broker acknowledged, deleted with the next fold rather than in a commit of
-    /// their own (with the journal on; Store+Outbox.swift). Never sent again meanwhile.
+    /// Outbox rows the broker acknowledged, deleted (or marked delivered) with the next fold rather
+    /// than in a commit of their own (with the journal on; Store+Outbox.swift). Never sent again meanwhile.
     var acknowledgedUndeleted: Set<Int64> = []
     /// The newest outbox row of the file when it was opened: rows up to it were queued by an
     /// earlier run (or carried over by `reopen`).
