@@ -111,11 +111,14 @@ TOML
   at 50;  runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg/data" -m fast -w stop >/dev/null
   at 80;  runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg/data" -o "-p $pgport -k $work/pg -c listen_addresses=''" -l "$work/pg/log" -w start >/dev/null
   at 90;  deploy/fleet/cluster.sh start "$work/cluster" 1 >/dev/null || echo "fleet-bench: node 1 did not restart" >&2
-  # Each load process writes its file when its run ends, then lingers answering resend requests.
+  # Each load process writes its file when its run ends (at most 300 s late, its devices stuck
+  # reconnecting), then lingers answering resend requests.
+  deadline=$(($(date +%s) + seconds + 400))
   for ((first = 1; first <= devices; first += 250)); do
-    for _ in $(seq 1 600); do [ -f "$work/acked-$first.tsv" ] && break; sleep 1; done
+    while [ ! -f "$work/acked-$first.tsv" ] && [ "$(date +%s)" -lt "$deadline" ]; do sleep 1; done
   done
-  cat "$work"/acked-*.tsv >"$work/acked.tsv"
+  cat "$work"/acked-*.tsv >"$work/acked.tsv" 2>/dev/null || true
+  unfinished=$(cat "$work"/load-*.log | grep -o '"unfinished": [0-9]*' | awk '{n += $2} END {print n + 0}')
   acked=$(wc -l <"$work/acked.tsv")
 
   # Caught up: every acknowledged message archived, or the row count unchanged for 30 s (three of
@@ -136,9 +139,9 @@ TOML
   query="$(/usr/bin/python3 deploy/fleet/fleet-query.py --node "127.0.0.1:$((base + 2))" --user viewer --password pw-viewer \
     --devices "$(seq -f 'b%05g' 1 $((devices < 100 ? devices : 100)) | paste -sd,)" --date 2026-11-24 --count 500)"
 
-  /usr/bin/python3 - "$work" "$devices" "$seconds" "$killed_ms" "$mem" "$arch_mem" "$query" "$start_ms" >>"$results" <<'PY'
+  /usr/bin/python3 - "$work" "$devices" "$seconds" "$killed_ms" "$mem" "$arch_mem" "$query" "$start_ms" "$unfinished" >>"$results" <<'PY'
 import json, re, sys
-work, devices, seconds, killed, mem, arch_mem, query, start_ms = sys.argv[1:]
+work, devices, seconds, killed, mem, arch_mem, query, start_ms, unfinished = sys.argv[1:]
 sent = {}
 for line in open(f"{work}/acked.tsv"):
     d, s, t = line.split("\t"); sent[(d, int(s))] = int(t)
@@ -156,7 +159,7 @@ for n in (1, 2):
     found = re.findall(r'\\?"filled\\?":(\d+)', open(f"{work}/archive-{n}.log", errors="replace").read())
     filled += int(found[-1]) if found else 0
 print(json.dumps({"devices": int(devices), "acked": len(sent), "msg_per_s": round(len(sent) / float(seconds), 1),
-                  "archived": len(archived), "filled": filled, "lost": len(lost), "lost_at_node_death": len(window),
+                  "archived": len(archived), "filled": filled, "devices_unfinished": int(unfinished), "lost": len(lost), "lost_at_node_death": len(window),
                   "lag_p50_ms": pct(lags, .5), "lag_p99_ms": pct(lags, .99),
                   "lag_calm_p50_ms": pct(calm, .5), "lag_calm_p99_ms": pct(calm, .99),
                   "node_rss_mb": [int(x) for x in mem.split()], "archiver_rss_mb": int(arch_mem), "query": json.loads(query),

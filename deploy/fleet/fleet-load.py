@@ -190,8 +190,11 @@ def main():
     started = time.monotonic()
     for device in devices:
         device.start()
+    # One deadline for all: devices stuck reconnecting (a cluster that fell over) must not make
+    # the wait their number times as long.
+    deadline = time.monotonic() + args.seconds + 300
     for device in devices:
-        device.join(args.seconds + 300)
+        device.join(max(0.0, deadline - time.monotonic()))
     elapsed = time.monotonic() - started
     with open(args.out + ".tmp", "w") as out:
         for name, seq, sent in results:
@@ -199,7 +202,8 @@ def main():
     os.replace(args.out + ".tmp", args.out)
     print(json.dumps({"devices": len(devices), "acked": len(results), "seconds": round(elapsed, 1),
                       "failovers": sum(d.failovers for d in devices), "resent": sum(d.retries for d in devices),
-                      "failed": {d.name: d.error for d in devices if d.error}}),
+                      "failed": {d.name: d.error for d in devices if d.error},
+                      "unfinished": sum(1 for d in devices if d.is_alive())}),
           file=sys.stderr, flush=True)
     if args.linger > 0:
         # Answering resend requests until the time is up or SIGTERM.
