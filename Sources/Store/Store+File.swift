@@ -56,6 +56,7 @@ extension Store {
         ring.unload()
         acknowledgedUndeleted.removeAll()
         outboxLeftByLastRun = (try? db.scalarInt("SELECT coalesce(max(id), 0) FROM outbox")) ?? 0
+        handedOutMaxID = 0
         fileGeneration += 1
         identity = FileIdentity(path: path)
         // Raw rows in small transactions, letting ingest in between: the new file takes writes now.

@@ -64,6 +64,7 @@ extension Store {
             // Fewer rows than asked for: there are no more.
             if read < wanted { break }
         }
+        handedOutMaxID = max(handedOutMaxID, entries.last?.id ?? 0)
         return entries
     }
 

@@ -15,7 +15,9 @@ extension Store {
 
     /// Drops an older undelivered message of a "latest wins" topic (docs/contract.md, "Seq and
     /// superseding"). Delivered ones stay (they were published), and so do rows acknowledged
-    /// and not yet marked.
+    /// and not yet marked, and — when messages are kept — rows already handed to the drain: the
+    /// broker may have acknowledged one a moment before the drain reports it (seen under load:
+    /// a delivered `status` superseded, then answered as not kept).
     func supersede(topic: String) throws {
         let undelivered = try db.statement(
             "SELECT id FROM outbox WHERE topic = ? AND supersedable = 1 AND delivered = 0 AND rejected_reason IS NULL"
@@ -23,7 +25,7 @@ extension Store {
         var ids: [Int64] = []
         while try undelivered.step() { ids.append(undelivered.int64(0)) }
         undelivered.reset()
-        for id in ids where !acknowledgedUndeleted.contains(id) {
+        for id in ids where !acknowledgedUndeleted.contains(id) && (!keepsPublished || id > handedOutMaxID) {
             try db.statement("DELETE FROM outbox WHERE id = ?").bind(.integer(id)).run()
         }
     }

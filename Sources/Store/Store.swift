@@ -71,6 +71,9 @@ public actor Store {
     var outboxLeftByLastRun: Int64
     /// Acknowledged rows are kept, marked delivered, for resend requests (Store+Published.swift).
     let keepsPublished: Bool
+    /// The newest outbox row `pendingMessages` has handed out: it may be on its way to the broker
+    /// or acknowledged and not yet reported, so a kept store never supersedes it (Store+Published).
+    var handedOutMaxID: Int64 = 0
 
     /// Opens (creating it if need be), checks and migrates the file `configuration.path`.
     public init(_ configuration: Configuration, logger: Logger = Logger(label: "keepalive.store")) throws {

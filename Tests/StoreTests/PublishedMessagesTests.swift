@@ -59,6 +59,20 @@ struct PublishedMessagesTests {
         #expect(range.notKept == [(first[0].seq + 1)...(first[0].seq + 1)])
     }
 
+    @Test("a status handed to the drain is not superseded while its acknowledgement is on its way")
+    func handedOutIsNotSuperseded() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try keeping(directory.file("k.db"))
+        try await store.write(messages: [draft("s", supersedable: true)])
+        let sent = try await store.pendingMessages(afterID: 0, limit: 10)
+        // The broker has it; the drain has not said so yet when the next status is queued.
+        try await store.write(messages: [draft("s", supersedable: true)])
+        try await store.acknowledge(ids: sent.map(\.id))
+        let reader = try StoreReader(path: directory.file("k.db"))
+        let range = try reader.publishedMessages(sent[0].seq...(sent[0].seq + 1), maxBytes: 1 << 16, maxCount: 100)
+        #expect(range.messages.map(\.seq) == [sent[0].seq, sent[0].seq + 1] && range.notKept.isEmpty)
+    }
+
     @Test("a reply is cut at its byte budget and says where to go on")
     func cutForSize() async throws {
         let directory = try TemporaryDirectory()
