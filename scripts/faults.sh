@@ -11,7 +11,7 @@ if ! command -v swift >/dev/null 2>&1; then export PATH="/opt/swift/usr/bin:$PAT
 export KEEPALIVE_BIN="$PWD/.build/debug/keepalive"
 figures=$(mktemp)
 trap 'rm -f "$figures"' EXIT
-filter='^FaultTests\.|FleetArchiveTests'
+filter='^FaultTests\.'
 if [ "${1:-}" = "--filter" ] && [ -n "${2:-}" ]; then filter="^FaultTests\.$2"; fi
 status=0
 KEEPALIVE_FAULTS=1 KEEPALIVE_FIGURES_FILE="$figures" swift test --filter "$filter" || status=$?

@@ -2,8 +2,9 @@
 # The fleet benchmark (docs/fleet.md, "Figures"): for each device count (default 100 and 1000),
 # a fresh three-node ejabberd cluster, PostgreSQL 15 and two archivers; simulated devices
 # (deploy/fleet/fleet-load.py, the agent's wire format) publish for SECONDS while node 1 is
-# SIGKILLed and PostgreSQL is stopped for 30 s; then messages/s, archive lag p50/p99, memory per
-# node, what was lost, and per-date query p50/p99 through the cluster. Not a test: it prints a
+# SIGKILLed and PostgreSQL is stopped for 30 s, and stay connected afterwards answering the archive's
+# resend requests (its gap fill); then messages/s, archive lag p50/p99, memory per node, what was
+# filled from the devices and what is still lost, and per-date query p50/p99 through the cluster. Not a test: it prints a
 # table, with every figure also as a ratio to the first device count's (the baseline of this run).
 #
 #   scripts/fleet-bench.sh [DEVICES…]          e.g. scripts/fleet-bench.sh 100 1000
@@ -63,7 +64,8 @@ for name in [f"b{i:05d}" for i in range(1, n + 1)] + ["archive", "viewer"]:
 print("</host></server-data>")
 PY
   chmod 644 "$work/users.xml"
-  deploy/fleet/cluster.sh ctl "$work/cluster" 1 import_piefxis "$work/users.xml" >/dev/null
+  # No ejabberdctl timeout: 1 000 accounts took longer than it on the loaded build machine (exit 3).
+  deploy/fleet/cluster.sh ctl "$work/cluster" 1 --no-timeout import_piefxis "$work/users.xml" >/dev/null
   echo "pw-archive" >"$work/archive.pw"; chmod 600 "$work/archive.pw"
   for n in 1 2; do
     cat >"$work/archive-$n.toml" <<TOML
@@ -97,7 +99,7 @@ TOML
     last=$((first + 249 < devices ? first + 249 : devices))
     list="$(seq -f 'b%05g' "$first" "$last" | awk '{printf "%s%s:pw-%s", (NR>1?",":""), $1, $1}')"
     /usr/bin/python3 deploy/fleet/fleet-load.py --nodes "$nodes" --devices "$list" --rate "$rate" --seconds "$seconds" \
-      --out "$work/acked-$first.tsv" 2>"$work/load-$first.log" &
+      --out "$work/acked-$first.tsv" --linger 900 2>"$work/load-$first.log" &
     loaders+=($!)
   done
   start=$(date +%s); start_ms=$((start * 1000))
@@ -109,14 +111,23 @@ TOML
   at 50;  runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg/data" -m fast -w stop >/dev/null
   at 80;  runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg/data" -o "-p $pgport -k $work/pg -c listen_addresses=''" -l "$work/pg/log" -w start >/dev/null
   at 90;  deploy/fleet/cluster.sh start "$work/cluster" 1 >/dev/null || echo "fleet-bench: node 1 did not restart" >&2
-  for pid in "${loaders[@]}"; do wait "$pid"; done
-  cat "$work"/acked-*.tsv >"$work/acked.tsv"
+  # Each load process writes its file when its run ends (at most 300 s late, its devices stuck
+  # reconnecting), then lingers answering resend requests.
+  deadline=$(($(date +%s) + seconds + 400))
+  for ((first = 1; first <= devices; first += 250)); do
+    while [ ! -f "$work/acked-$first.tsv" ] && [ "$(date +%s)" -lt "$deadline" ]; do sleep 1; done
+  done
+  cat "$work"/acked-*.tsv >"$work/acked.tsv" 2>/dev/null || true
+  unfinished=$(cat "$work"/load-*.log | grep -o '"unfinished": [0-9]*' | awk '{n += $2} END {print n + 0}')
+  acked=$(wc -l <"$work/acked.tsv")
 
-  # Caught up: the archive's row count stops growing (at most 5 minutes).
-  previous=-1
+  # Caught up: every acknowledged message archived, or the row count unchanged for 30 s (three of
+  # the archivers' status periods, in which they ask for what is missing); at most 5 minutes.
+  previous=-1; still=0
   for _ in $(seq 1 150); do
     rows="$(psql "$conninfo" -At -c 'SELECT count(*) FROM archive_messages')"
-    [ "$rows" = "$previous" ] && break
+    [ "$rows" -ge "$acked" ] && break
+    if [ "$rows" = "$previous" ]; then still=$((still + 1)); [ "$still" -ge 15 ] && break; else still=0; fi
     previous="$rows"; sleep 2
   done
   psql "$conninfo" -At -F $'\t' -c "SELECT device, seq, (extract(epoch FROM received_at) * 1000)::bigint FROM archive_messages" >"$work/archived.tsv"
@@ -128,9 +139,9 @@ TOML
   query="$(/usr/bin/python3 deploy/fleet/fleet-query.py --node "127.0.0.1:$((base + 2))" --user viewer --password pw-viewer \
     --devices "$(seq -f 'b%05g' 1 $((devices < 100 ? devices : 100)) | paste -sd,)" --date 2026-11-24 --count 500)"
 
-  /usr/bin/python3 - "$work" "$devices" "$seconds" "$killed_ms" "$mem" "$arch_mem" "$query" "$start_ms" >>"$results" <<'PY'
-import json, sys
-work, devices, seconds, killed, mem, arch_mem, query, start_ms = sys.argv[1:]
+  /usr/bin/python3 - "$work" "$devices" "$seconds" "$killed_ms" "$mem" "$arch_mem" "$query" "$start_ms" "$unfinished" >>"$results" <<'PY'
+import json, re, sys
+work, devices, seconds, killed, mem, arch_mem, query, start_ms, unfinished = sys.argv[1:]
 sent = {}
 for line in open(f"{work}/acked.tsv"):
     d, s, t = line.split("\t"); sent[(d, int(s))] = int(t)
@@ -142,8 +153,13 @@ window = [k for k in lost if int(killed) - 1000 <= sent[k] <= int(killed) + 5000
 lags = sorted(archived[k] - sent[k] for k in sent if k in archived)
 calm = sorted(archived[k] - sent[k] for k in sent if k in archived and sent[k] < int(killed) - 1000)
 pct = lambda xs, q: xs[min(len(xs) - 1, int(q * len(xs)))] if xs else None
+# Rows stored from the devices' resend replies: the last status each archiver logged.
+filled = 0
+for n in (1, 2):
+    found = re.findall(r'\\?"filled\\?":(\d+)', open(f"{work}/archive-{n}.log", errors="replace").read())
+    filled += int(found[-1]) if found else 0
 print(json.dumps({"devices": int(devices), "acked": len(sent), "msg_per_s": round(len(sent) / float(seconds), 1),
-                  "archived": len(archived), "lost": len(lost), "lost_at_node_death": len(window),
+                  "archived": len(archived), "filled": filled, "devices_unfinished": int(unfinished), "lost": len(lost), "lost_at_node_death": len(window),
                   "lag_p50_ms": pct(lags, .5), "lag_p99_ms": pct(lags, .99),
                   "lag_calm_p50_ms": pct(calm, .5), "lag_calm_p99_ms": pct(calm, .99),
                   "node_rss_mb": [int(x) for x in mem.split()], "archiver_rss_mb": int(arch_mem), "query": json.loads(query),
@@ -161,10 +177,10 @@ import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 base = rows[0]
 def ratio(a, b): return f"{a / b:.2f}x" if a and b else "-"
-print(f"{'devices':>8} {'msg/s':>8} {'acked':>8} {'lost':>6} {'(node death)':>12} {'lag p50':>8} {'lag p99':>8} {'calm p50':>9} {'calm p99':>9} {'node RSS MB':>14} {'archiver MB':>11} {'query p50':>9} {'query p99':>9}")
+print(f"{'devices':>8} {'msg/s':>8} {'acked':>8} {'filled':>7} {'lost':>6} {'(node death)':>12} {'lag p50':>8} {'lag p99':>8} {'calm p50':>9} {'calm p99':>9} {'node RSS MB':>14} {'archiver MB':>11} {'query p50':>9} {'query p99':>9}")
 for r in rows:
     q = r["query"]
-    print(f"{r['devices']:>8} {r['msg_per_s']:>8} {r['acked']:>8} {r['lost']:>6} {r['lost_at_node_death']:>12} {r['lag_p50_ms']:>8} {r['lag_p99_ms']:>8} "
+    print(f"{r['devices']:>8} {r['msg_per_s']:>8} {r['acked']:>8} {r['filled']:>7} {r['lost']:>6} {r['lost_at_node_death']:>12} {r['lag_p50_ms']:>8} {r['lag_p99_ms']:>8} "
           f"{r['lag_calm_p50_ms']:>9} {r['lag_calm_p99_ms']:>9} {'/'.join(map(str, r['node_rss_mb'])):>14} {r['archiver_rss_mb']:>11} {q['p50_ms']:>9} {q['p99_ms']:>9}")
 for r in rows[1:]:
     print(f"ratio {r['devices']}/{base['devices']} devices: msg/s {ratio(r['msg_per_s'], base['msg_per_s'])}, calm lag p99 "

@@ -39,7 +39,8 @@ struct AgentRunner {
                 path: config.store.path, synchronous: config.store.synchronous,
                 fullCheckMaxBytes: TestHooks.current.storeFullCheckMaxBytes ?? Store.defaultFullCheckMaxBytes,
                 dayTimeZone: AggregateSettings(config: config).timeZone,
-                journalFoldAfter: config.store.foldS > 0 ? .seconds(config.store.foldS) : nil, clock: clock), logger: logger)
+                journalFoldAfter: config.store.foldS > 0 ? .seconds(config.store.foldS) : nil, clock: clock,
+                keepPublished: config.store.keepPublishedH > 0), logger: logger)
         } catch {
             logger.critical("cannot open the store", metadata: ["path": "\(config.store.path)", "error": "\(error)"])
             throw ExitCodeError.cannotCreate

@@ -128,7 +128,8 @@ struct AgentServices {
                 logger: Logger(label: "keepalive.store"))),
             .init(service: RetentionService(
                 store: store, retentionDays: config.store.retentionDays, maxBytes: config.store.maxBytes, clock: ingest.clock,
-                logger: Logger(label: "keepalive.retention"))),
+                logger: Logger(label: "keepalive.retention"),
+                keepPublished: config.store.keepPublishedH > 0 ? (config.store.keepPublishedH, config.store.keepPublishedMax) : nil)),
         ]
     }
 }

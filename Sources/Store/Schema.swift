@@ -173,6 +173,19 @@ enum Schema {
             PRIMARY KEY (start_s, sensor)
         ) WITHOUT ROWID;
         """,
+        // 10: published messages kept for resend requests (Store+Published.swift, docs/contract.md
+        // "Resending by seq"). An acknowledged row is marked `delivered = 1` instead of deleted and
+        // pruned in batches later: 0 and 1 take no bytes in a record (serial types 8 and 9), so the
+        // mark rewrites the row in place, and it leaves the two partial indexes as the delete did.
+        // `outbox_set_aside` lets the status count set-aside rows without reading the kept ones.
+        """
+        ALTER TABLE outbox ADD COLUMN delivered INTEGER NOT NULL DEFAULT 0;
+        DROP INDEX IF EXISTS outbox_pending;
+        CREATE INDEX outbox_pending ON outbox (id) WHERE rejected_reason IS NULL AND delivered = 0;
+        DROP INDEX IF EXISTS outbox_supersedable;
+        CREATE INDEX outbox_supersedable ON outbox (topic) WHERE supersedable = 1 AND delivered = 0;
+        CREATE INDEX outbox_set_aside ON outbox (id) WHERE rejected_reason IS NOT NULL;
+        """,
     ]
 
     static var latestVersion: Int { migrations.count }

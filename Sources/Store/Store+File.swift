@@ -56,6 +56,7 @@ extension Store {
         ring.unload()
         acknowledgedUndeleted.removeAll()
         outboxLeftByLastRun = (try? db.scalarInt("SELECT coalesce(max(id), 0) FROM outbox")) ?? 0
+        handedOutMaxID = 0
         fileGeneration += 1
         identity = FileIdentity(path: path)
         // Raw rows in small transactions, letting ingest in between: the new file takes writes now.
@@ -85,7 +86,7 @@ extension Store {
         let select = try old.statement(
             """
             SELECT seq, topic, payload, qos, retain, content_type, expiry_s, supersedable, created_ms, rejected_reason
-            FROM outbox ORDER BY id
+            FROM outbox WHERE delivered = 0 ORDER BY id
             """)
         defer { select.reset() }
         var copied = 0

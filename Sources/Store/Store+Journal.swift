@@ -74,7 +74,7 @@ extension Store {
 
     /// Moves every pending window into the indexed tables, in its own transaction: before a
     /// query, at shutdown, or before reading without a cursor. Nothing to do is free.
-    /// Acknowledged outbox rows are deleted in the same commit.
+    /// Acknowledged outbox rows are deleted (or marked delivered) in the same commit.
     func foldJournal() throws {
         try loadJournalIfNeeded()
         guard !ring.pending.isEmpty || !acknowledgedUndeleted.isEmpty else { return }

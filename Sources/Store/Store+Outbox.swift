@@ -2,10 +2,7 @@
 /// across restarts and redeliveries.
 extension Store {
     func enqueue(_ draft: OutboxDraft) throws -> Int64 {
-        if draft.supersedable {
-            try db.statement("DELETE FROM outbox WHERE topic = ? AND supersedable = 1 AND rejected_reason IS NULL")
-                .bind(.text(draft.topic)).run()
-        }
+        if draft.supersedable { try supersede(topic: draft.topic) }
         seq += 1
         try db.statement(
             """
@@ -50,7 +47,7 @@ extension Store {
             let statement = try db.statement(
                 """
                 SELECT id, seq, topic, payload, qos, retain, content_type, expiry_s, created_ms FROM outbox
-                WHERE id > ? AND rejected_reason IS NULL ORDER BY id LIMIT ?
+                WHERE id > ? AND rejected_reason IS NULL AND delivered = 0 ORDER BY id LIMIT ?
                 """
             ).bind(.integer(after), .integer(Int64(wanted)))
             var read = 0
@@ -67,10 +64,12 @@ extension Store {
             // Fewer rows than asked for: there are no more.
             if read < wanted { break }
         }
+        handedOutMaxID = max(handedOutMaxID, entries.last?.id ?? 0)
         return entries
     }
 
-    /// The broker has them: they leave the outbox. Ids read before a `reopen` (another
+    /// The broker has them: they leave the queue — deleted, or marked delivered and kept for
+    /// resend requests (Store+Published.swift). Ids read before a `reopen` (another
     /// `fileGeneration`) name other messages in the new file and are ignored.
     ///
     /// With the ingest journal on, the rows are deleted with its next fold (within `fold_s`), in
@@ -99,8 +98,10 @@ extension Store {
         acknowledgedUndeleted.subtract(ids)
     }
 
-    /// Inside the caller's transaction; the caller forgets `ids` once it commits.
+    /// Inside the caller's transaction; the caller forgets `ids` once it commits. Kept for
+    /// resend requests when the store keeps published messages (Store+Published.swift).
     func deleteAcknowledged(_ ids: Set<Int64>) throws {
+        if keepsPublished { return try markDelivered(ids) }
         for id in ids { try db.statement("DELETE FROM outbox WHERE id = ?").bind(.integer(id)).run() }
     }
 
@@ -114,36 +115,25 @@ extension Store {
         public var pending: Int
         public var oldestCreatedMs: Int64?
         public var setAside: Int
+        /// Delivered messages kept for resend requests (Store+Published.swift).
+        public var kept: Int = 0
     }
 
+    /// Pending rows are read through their partial index (acknowledged rows awaiting their mark
+    /// are left out); the kept ones are only counted, never read.
     public func outboxSummary() throws -> OutboxSummary {
-        if !acknowledgedUndeleted.isEmpty { return try outboxSummaryLeavingOutAcknowledged() }
-        let statement = try db.statement(
-            """
-            SELECT count(*) FILTER (WHERE rejected_reason IS NULL),
-                   min(created_ms) FILTER (WHERE rejected_reason IS NULL),
-                   count(*) FILTER (WHERE rejected_reason IS NOT NULL) FROM outbox
-            """)
-        defer { statement.reset() }
-        _ = try statement.step()
-        return OutboxSummary(
-            pending: statement.int(0), oldestCreatedMs: statement.isNull(1) ? nil : statement.int64(1),
-            setAside: statement.int(2))
-    }
-
-    /// The summary while acknowledged rows wait to be deleted: the outbox is read row by row
-    /// (it holds a few rows then: everything not yet acknowledged, and those).
-    private func outboxSummaryLeavingOutAcknowledged() throws -> OutboxSummary {
-        let statement = try db.statement("SELECT id, created_ms, rejected_reason IS NOT NULL FROM outbox")
+        let statement = try db.statement("SELECT id, created_ms FROM outbox WHERE rejected_reason IS NULL AND delivered = 0")
         defer { statement.reset() }
         var summary = OutboxSummary(pending: 0, oldestCreatedMs: nil, setAside: 0)
         while try statement.step() {
-            if statement.int(2) != 0 {
-                summary.setAside += 1
-            } else if !acknowledgedUndeleted.contains(statement.int64(0)) {
-                summary.pending += 1
-                summary.oldestCreatedMs = min(summary.oldestCreatedMs ?? .max, statement.int64(1))
-            }
+            if acknowledgedUndeleted.contains(statement.int64(0)) { continue }
+            summary.pending += 1
+            summary.oldestCreatedMs = min(summary.oldestCreatedMs ?? .max, statement.int64(1))
+        }
+        summary.setAside = Int(try db.scalarInt("SELECT count(*) FROM outbox WHERE rejected_reason IS NOT NULL") ?? 0)
+        if keepsPublished {
+            let rows = Int(try db.scalarInt("SELECT count(*) FROM outbox") ?? 0)
+            summary.kept = rows - summary.pending - summary.setAside
         }
         return summary
     }

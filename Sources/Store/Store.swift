@@ -10,7 +10,7 @@ import Supervision
 /// journal — never before it.
 ///
 /// This file holds its state and opening; each concern is an extension of its own:
-/// Store+Integrity, +Ingest, +Journal, +Outbox, +HeldMessages, +Reads, +Steps, +Retention, +File.
+/// Store+Integrity, +Ingest, +Journal, +Outbox, +Published, +HeldMessages, +Reads, +Steps, +Retention, +File.
 public actor Store {
     public nonisolated let path: String
     /// Set when the file was found damaged at start and moved aside to this path.
@@ -63,17 +63,23 @@ public actor Store {
     /// The ingest journal's ring: its file, slots, pending windows and counters (IngestRing.swift;
     /// Store+Journal.swift folds it).
     var ring: IngestRing
-    /// Outbox rows the broker acknowledged, deleted with the next fold rather than in a commit of
-    /// their own (with the journal on; Store+Outbox.swift). Never sent again meanwhile.
+    /// Outbox rows the broker acknowledged, deleted (or marked delivered) with the next fold rather
+    /// than in a commit of their own (with the journal on; Store+Outbox.swift). Never sent again meanwhile.
     var acknowledgedUndeleted: Set<Int64> = []
     /// The newest outbox row of the file when it was opened: rows up to it were queued by an
     /// earlier run (or carried over by `reopen`).
     var outboxLeftByLastRun: Int64
+    /// Acknowledged rows are kept, marked delivered, for resend requests (Store+Published.swift).
+    let keepsPublished: Bool
+    /// The newest outbox row `pendingMessages` has handed out: it may be on its way to the broker
+    /// or acknowledged and not yet reported, so a kept store never supersedes it (Store+Published).
+    var handedOutMaxID: Int64 = 0
 
     /// Opens (creating it if need be), checks and migrates the file `configuration.path`.
     public init(_ configuration: Configuration, logger: Logger = Logger(label: "keepalive.store")) throws {
         path = configuration.path
         clock = configuration.clock
+        keepsPublished = configuration.keepPublished
         ring = IngestRing(foldAfter: configuration.journalFoldAfter, syncsEachWrite: configuration.synchronous != .normal)
         self.logger = logger
         dayTimeZone = configuration.dayTimeZone

@@ -18,10 +18,14 @@ extension Store {
         /// The owner's clock: the outbox's stamps, the name a damaged file is kept under, what a
         /// reopen carries over.
         public var clock: any WallClock
+        /// Whether acknowledged outbox rows are kept (marked delivered) for resend requests, and
+        /// pruned later (`prunePublished`), rather than deleted (`[store] keep_published_h` > 0).
+        public var keepPublished: Bool
 
         public init(
             path: String, synchronous: Synchronous = .full, fullCheckMaxBytes: Int64 = Store.defaultFullCheckMaxBytes,
-            dayTimeZone: TimeZone = .current, journalFoldAfter: Duration? = nil, clock: any WallClock = SystemClock()
+            dayTimeZone: TimeZone = .current, journalFoldAfter: Duration? = nil, clock: any WallClock = SystemClock(),
+            keepPublished: Bool = false
         ) {
             self.path = path
             self.synchronous = synchronous
@@ -29,6 +33,7 @@ extension Store {
             self.dayTimeZone = dayTimeZone
             self.journalFoldAfter = journalFoldAfter
             self.clock = clock
+            self.keepPublished = keepPublished
         }
     }
 }

@@ -44,7 +44,7 @@ struct HomeAssistantLifecycleTests {
         let agent = try AgentProcess(brokerPort: broker.port)
         let outbox = {
             (try? SQLiteConnection(path: agent.storePath, readOnly: true)
-                .scalarInt("SELECT count(*) FROM outbox WHERE topic LIKE 'homeassistant/%/keepalive_testpi/%/config' AND retain = 1")) ?? nil
+                .scalarInt("SELECT count(*) FROM outbox WHERE topic LIKE 'homeassistant/%/keepalive_testpi/%/config' AND retain = 1 AND delivered = 0")) ?? nil
         }
         // GPS is off in the test kit's config: the 16 entities that do not need it.
         try await Wait.until(timeout: 10, "16 discovery configs in the outbox; agent:\n\(agent.log.suffix(1500))") { outbox() == 16 }

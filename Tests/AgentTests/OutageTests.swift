@@ -42,7 +42,7 @@ struct OutageTests {
 
         let pendingLocations = {
             let db = try SQLiteConnection(path: agent.storePath, readOnly: true)
-            let statement = try db.statement("SELECT seq FROM outbox WHERE topic = 'keepalive/testpi/location' ORDER BY id")
+            let statement = try db.statement("SELECT seq FROM outbox WHERE topic = 'keepalive/testpi/location' AND delivered = 0 ORDER BY id")
             var seqs: [Int] = []
             while try statement.step() { seqs.append(statement.int(0)) }
             return seqs

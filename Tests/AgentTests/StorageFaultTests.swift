@@ -56,7 +56,7 @@ struct StorageFaultTests {
         // What the last kill left queued (status is "latest wins" and may be superseded).
         let queuedIDs = { () throws -> Set<Int64> in
             let statement = try SQLiteConnection(path: agent.storePath, readOnly: true)
-                .statement("SELECT id FROM outbox WHERE rejected_reason IS NULL AND topic NOT LIKE '%/status'")
+                .statement("SELECT id FROM outbox WHERE rejected_reason IS NULL AND delivered = 0 AND topic NOT LIKE '%/status'")
             var ids = Set<Int64>()
             while try statement.step() { ids.insert(statement.int64(0)) }
             return ids

@@ -61,7 +61,7 @@ struct StoreFailureTests {
         #expect(OutageRig.gaps(in: times, interval: 1).isEmpty, "slots: \(times)")
         #expect(zip(slots, slots.dropFirst()).allSatisfy { $0.seq < $1.seq })
         let db = try SQLiteConnection(path: agent.storePath, readOnly: true)
-        let queued = try db.statement("SELECT seq FROM outbox WHERE topic = 'keepalive/testpi/location'")
+        let queued = try db.statement("SELECT seq FROM outbox WHERE topic = 'keepalive/testpi/location' AND delivered = 0")
         var queuedSeqs: [Int] = []
         while try queued.step() { queuedSeqs.append(queued.int(0)) }
         #expect(Set(queuedSeqs).isDisjoint(with: deliveredBeforeStop), "delivered and still queued: \(queuedSeqs)")
@@ -87,7 +87,7 @@ struct StoreFailureTests {
         disk.free()
         try await agent.process!.waitForLine(containing: "queued the messages held", timeout: 20)
         let db = try SQLiteConnection(path: agent.storePath, readOnly: true)
-        let queued = try db.scalarInt("SELECT count(*) FROM outbox WHERE topic = 'keepalive/testpi/location'") ?? 0
+        let queued = try db.scalarInt("SELECT count(*) FROM outbox WHERE topic = 'keepalive/testpi/location' AND delivered = 0") ?? 0
         #expect(queued >= 3, "the held slots are in the outbox now")
         try broker.start()
         let last = Int(Date().timeIntervalSince1970)

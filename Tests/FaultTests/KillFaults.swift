@@ -103,7 +103,7 @@ struct KillFaults {
 
     static func outboxIDs(_ path: String) throws -> [Int64] {
         let db = try SQLiteConnection(path: path, readOnly: true)  // outlives its statement
-        let statement = try db.statement("SELECT id FROM outbox WHERE rejected_reason IS NULL")
+        let statement = try db.statement("SELECT id FROM outbox WHERE rejected_reason IS NULL AND delivered = 0")
         var ids: [Int64] = []
         while try statement.step() { ids.append(statement.int64(0)) }
         return ids

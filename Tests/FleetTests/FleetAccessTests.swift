@@ -4,7 +4,7 @@ import TestKit
 
 /// deploy/fleet's cluster and topic rules, tried by real MQTT clients (mosquitto_pub, _sub) with
 /// each device's own account: a device publishes only under its own tree, reads only its own
-/// query topic, cannot forge or read another device; requests and replies cross nodes with
+/// query topics (per date and resend by seq), cannot forge or read another device; requests and replies cross nodes with
 /// their v5 properties; a revoked account is refused.
 extension FleetSuites {
     @Suite struct FleetAccessTests {
@@ -16,7 +16,7 @@ extension FleetSuites {
         }
 
         private func checkAccess(_ cluster: FleetCluster) async throws {
-            for user in ["pi-a", "pi-b", "viewer"] { try await cluster.register(user, password: "secret-\(user)") }
+            for user in ["pi-a", "pi-b", "viewer", "archive"] { try await cluster.register(user, password: "secret-\(user)") }
             func credentials(_ user: String) -> [String] { ["-u", user, "-P", "secret-\(user)"] }
 
             // The viewer reads everything, on node 2; pi-a publishes on node 1.
@@ -50,6 +50,17 @@ extension FleetSuites {
             let request = try await requests.waitFor("the viewer's request at pi-a") { $0.payload == "2026-11-24" }
             #expect(request.correlationData == "c42")
             #expect(!requests.messages.contains { $0.payload == "2026-11-01" }, "pi-b could send pi-a a request")
+            // Resend requests by seq (the archive filling its gaps): the archive may ask pi-a, pi-b may not.
+            let resends = try await MQTTSubscriber(
+                port: cluster.port(1), filter: "keepalive/pi-a/selection/seq", extraArguments: credentials("pi-a"))
+            try await MQTTTools.publish(port: cluster.port(2), topic: "keepalive/pi-a/selection/seq", message: #"{"from":1,"to":1}"#,
+                                        extraArguments: credentials("pi-b"))
+            try await MQTTTools.publish(
+                port: cluster.port(3), topic: "keepalive/pi-a/selection/seq", message: #"{"from":5,"to":9}"#,
+                extraArguments: credentials("archive") + ["-D", "publish", "response-topic", "reply/pi-a/archive/a-1/seq"])
+            let resend = try await resends.waitFor("the archive's resend request at pi-a") { $0.payload.contains("5") }
+            #expect(resend.payload == #"{"from":5,"to":9}"#)
+            #expect(!resends.messages.contains { $0.payload.contains(#""from":1"#) }, "pi-b could send pi-a a resend request")
             try await MQTTTools.publish(
                 port: cluster.port(1), topic: "reply/pi-a/viewer/1", message: #"{"ok":true}"#,
                 extraArguments: credentials("pi-a") + ["-D", "publish", "correlation-data", "c42"])

@@ -4,18 +4,17 @@ import TestKit
 
 /// `keepalive archive` on a three-node cluster with PostgreSQL, under the issue's faults: 20
 /// simulated devices (deploy/fleet/fleet-load.py: the agent's wire format, each on its own
-/// account, spread over the nodes) publish while a node is SIGKILLed, PostgreSQL is stopped for
-/// 30 s and an archiver is SIGKILLed while it waits for it; afterwards every acknowledged
-/// (device, seq) is in the archive exactly once, and the malformed messages are counted, not stored.
+/// account, spread over the nodes, keeping what they published and answering resend requests
+/// as the agent does) publish while a node is SIGKILLed, PostgreSQL is stopped for 30 s and an
+/// archiver is SIGKILLed while it waits for it; afterwards every acknowledged (device, seq) is
+/// in the archive exactly once — what ejabberd lost around the node's death filled from the
+/// devices — and the malformed messages are counted, not stored.
 ///
-/// A fault run, like the fault-injection suite: off unless KEEPALIVE_FAULTS=1 (scripts/faults.sh
-/// runs it). In a fresh-clone run of the whole suite beside a CPU hog, ejabberd 23.01 lost 2 840
-/// of 5 000 acknowledged messages after the node's death (its router crashing while the dead
-/// node is listed, docs/fleet.md): a finding about the broker under load, not a race of the test,
-/// and it must not make the default run fail at random.
+/// In the default run since the gaps are filled (about 2 minutes): before, ejabberd's losses
+/// around the node's death (2 840 of 5 000 beside a CPU hog) could only be counted, and the test
+/// ran in scripts/faults.sh alone.
 extension FleetSuites {
-    @Suite(.enabled(if: ProcessInfo.processInfo.environment["KEEPALIVE_FAULTS"] == "1", "a fault run: scripts/faults.sh (KEEPALIVE_FAULTS=1)"))
-    struct FleetArchiveTests {
+    @Suite struct FleetArchiveTests {
         static let deviceCount = 20
 
         @Test func everyAcknowledgedMessageIsArchivedOnceThroughFaults() async throws {
@@ -54,12 +53,13 @@ extension FleetSuites {
 
             let acked = directory.file("acked.tsv")
             let nodes = (1...3).map { "127.0.0.1:\(cluster.port($0))" }.joined(separator: ",")
+            // The devices stay connected after the run, answering the archive's resend requests.
             let load = try ManagedProcess(
                 name: "fleet-load", executable: FleetPrerequisites.python,
                 arguments: [
                     "\(Tools.packageRoot)/deploy/fleet/fleet-load.py", "--nodes", nodes,
                     "--devices", devices.map { "\($0):pw-\($0)" }.joined(separator: ","), "--rate", "5", "--seconds", "50", "--malformed",
-                    "--out", acked,
+                    "--out", acked, "--linger", "600",
                 ])
             defer { load.stop() }
             let clock = ContinuousClock()
@@ -68,7 +68,6 @@ extension FleetSuites {
 
             // Node 1 dies with archiver A's session and the devices connected to it.
             try await at(5)
-            let nodeKilledMs = Date().unixMs
             try await cluster.killNode(1)
             // PostgreSQL away for 30 s; archiver B, waiting for it with a message it has not
             // acknowledged, is SIGKILLed and started again.
@@ -83,55 +82,44 @@ extension FleetSuites {
             try await at(42)
             try await cluster.startNode(1)
 
-            let loadStatus = await load.waitForExit(timeout: 120)
-            #expect(loadStatus == 0, "the load generator failed: \(load.text)")
+            _ = try await load.waitForLine(containing: #""acked": "#, timeout: 120)
+            #expect(!load.text.contains(#""failed": {"dev"#), "the load generator failed: \(load.text)")
             // The devices on node 1 moved to another node and sent again what was not acknowledged.
             #expect(load.text.contains(#""failovers": "#) && !load.text.contains(#""failovers": 0,"#), "no device failed over: \(load.text)")
-            var sentMs: [String: Int64] = [:]
+            var expected: Set<String> = []
             for line in try String(contentsOfFile: acked, encoding: .utf8).split(separator: "\n") {
                 let fields = line.split(separator: "\t")
-                guard fields.count == 3, let sent = Int64(fields[2]) else { continue }
-                #expect(sentMs.updateValue(sent, forKey: "\(fields[0])\t\(fields[1])") == nil, "acknowledged twice: \(line)")
+                guard fields.count == 3 else { continue }
+                #expect(expected.insert("\(fields[0])\t\(fields[1])").inserted, "acknowledged twice: \(line)")
             }
-            let expected = Set(sentMs.keys)
             #expect(expected.count > Self.deviceCount * 5 * 30, "too few messages acknowledged: \(expected.count); \(load.text)")
 
-            // ejabberd 23.01 drops what is published anywhere in the cluster while a dead node is still
-            // in its node list (~1 s; mod_mqtt_mnesia's multicall finds a bad node), after the
-            // PUBACK: docs/fleet.md. Those, and only those, may be missing — and are counted as gaps.
-            let nodeDeathWindow = (nodeKilledMs - 1_000)...(nodeKilledMs + 5_000)
+            // Exactly once, no exceptions: what ejabberd 23.01 dropped after acknowledging it around
+            // the node's death (docs/fleet.md) is asked of the devices and filled.
             var archived: Set<String> = []
-            var missing: [String] = []
-            let deadline = ContinuousClock.now + .seconds(90)
+            let deadline = ContinuousClock.now + .seconds(120)
             while true {
-                archived = Set(try await postgres.query("SELECT device, seq FROM archive_messages").map { $0.joined(separator: "\t") })
-                missing = expected.subtracting(archived).sorted()
-                if missing.allSatisfy({ nodeDeathWindow.contains(sentMs[$0] ?? 0) }) { break }
+                let rows = try await postgres.query("SELECT device, seq FROM archive_messages").map { $0.joined(separator: "\t") }
+                archived = Set(rows)
+                #expect(archived.count == rows.count, "a (device, seq) stored twice")
+                if expected.isSubset(of: archived) { break }
                 if ContinuousClock.now > deadline {
-                    let outside = missing.filter { !nodeDeathWindow.contains(sentMs[$0] ?? 0) }
+                    let missing = expected.subtracting(archived).sorted()
                     Issue.record("""
-                        after 90 s \(outside.count) of \(expected.count) acknowledged messages sent outside the node's death are not \
-                        in the archive: \(outside.prefix(20))
+                        after 120 s \(missing.count) of \(expected.count) acknowledged messages are not in the archive: \(missing.prefix(20))
+                        fleet-load:\n\(load.text.suffix(1000))
                         archive-a:\n\(archiverA.log.suffix(3000))\narchive-b:\n\(archiverB.log.suffix(3000))
                         """)
                     return
                 }
                 try await Task.sleep(for: .milliseconds(500))
             }
-            #expect(archived.isSubset(of: expected), "rows nobody acknowledged: \(archived.subtracting(expected).sorted().prefix(10))")
-            if !missing.isEmpty {
-                print("fleet: \(missing.count) of \(expected.count) acknowledged messages lost by ejabberd around the node's death: \(missing.prefix(10))")
-            }
-            // Each lost message between two archived ones of its device is a gap the archive counts.
-            let inner = missing.filter { key in
-                let parts = key.split(separator: "\t")
-                guard let seq = Int64(parts[1]) else { return false }
-                return archived.contains { $0.hasPrefix("\(parts[0])\t") && (Int64($0.split(separator: "\t")[1]) ?? 0) > seq }
-            }.count
-            try await statuses.waitFor(timeout: 30, "an archiver status counting at least the \(inner) lost messages as gaps") { message in
+            #expect(archived == expected, "rows nobody acknowledged: \(archived.subtracting(expected).sorted().prefix(10))")
+            let status = try await statuses.waitFor(timeout: 30, "an archiver status with no seq missing") { message in
                 guard let gaps = message.json?["gaps"] as? [String: Any] else { return false }
-                return (gaps["missing"] as? Int ?? -1) >= inner
+                return gaps["missing"] as? Int == 0 && gaps["devices"] as? Int == Self.deviceCount
             }
+            print("fleet: \(expected.count) acknowledged messages archived once each; \(status.topic) gaps: \(status.json?["gaps"] ?? "?")")
 
             // Counted, never stored: one unparsable and one seq-less message per device; and the
             // archivers saw PostgreSQL go away and each other's rows come again.

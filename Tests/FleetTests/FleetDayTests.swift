@@ -20,30 +20,14 @@ extension FleetSuites {
             try await cluster.register("viewer", password: "pw-viewer")
             let viewer = ["-u", "viewer", "-P", "pw-viewer"]
 
-            // The Pi's mosquitto: the issued bridge config, with a test listener and no persistence file.
-            let issued = directory.file("bridge.conf")
-            let add = try await runCommand(
-                "\(Tools.packageRoot)/deploy/fleet/device-credentials.sh",
-                ["add", device, "127.0.0.1:\(cluster.port(1))", "127.0.0.1:\(cluster.port(2))", issued],
-                environment: ["FLEET_CTL": "\(Tools.packageRoot)/deploy/fleet/cluster.sh ctl \(cluster.directory) 1"])
-            try #require(add.status == 0, "\(add.output)")
-            let localPort = Ports.free()
-            let conf = try String(contentsOfFile: issued, encoding: .utf8)
-                .replacingOccurrences(of: "listener 1883 127.0.0.1", with: "listener \(localPort) 127.0.0.1\nuser root")
-                .replacingOccurrences(of: "persistence true", with: "persistence false")
-                .replacingOccurrences(of: "persistence_location /var/lib/mosquitto/", with: "")
-            let localConf = try directory.write("pi-mosquitto.conf", conf)
-            let piBroker = try ManagedProcess(name: "pi mosquitto", executable: Tools.mosquitto, arguments: ["-c", localConf])
-            defer { piBroker.stop() }
-            try await Wait.until(timeout: 10, "the Pi's mosquitto to listen") { Ports.isListening(localPort) }
+            // The Pi's mosquitto: the issued bridge config.
+            let pi = try await FleetPi(device: device, cluster: cluster, directory: directory)
+            defer { pi.stop() }
+            let localPort = pi.localPort
 
-            let passwordFile = try directory.write("archive.password", "pw-archive\n")
-            chmod(passwordFile, 0o600)
-            let archiver = try ArchiverProcess(
-                directory: directory.path, clientID: "archive-a", port: cluster.port(2), passwordFile: passwordFile, conninfo: postgres.conninfo)
+            let archiver = try await ArchiverProcess.connected(
+                clientID: "archive-a", node: 2, cluster: cluster, postgres: postgres, directory: directory)
             defer { archiver.stop() }
-            try archiver.start()
-            try await archiver.process?.waitForLine(containing: "MQTT connected", timeout: 20)
             let seen = try await MQTTSubscriber(port: cluster.port(3), filter: "keepalive/\(device)/#", extraArguments: viewer)
 
             let udpPort = Ports.free()

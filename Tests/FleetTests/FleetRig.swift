@@ -220,6 +220,20 @@ final class ArchiverProcess: @unchecked Sendable {
         process = try ManagedProcess(name: clientID, executable: Tools.agent, arguments: ["archive", "--config", configPath])
     }
 
+    /// An archiver on node `node` with the `archive` account (password `pw-archive`), started and
+    /// connected.
+    static func connected(clientID: String, node: Int, cluster: FleetCluster, postgres: TestPostgres, directory: TemporaryDirectory) async throws
+        -> ArchiverProcess
+    {
+        let passwordFile = try directory.write("archive.password", "pw-archive\n")
+        chmod(passwordFile, 0o600)
+        let archiver = try ArchiverProcess(
+            directory: directory.path, clientID: clientID, port: cluster.port(node), passwordFile: passwordFile, conninfo: postgres.conninfo)
+        try archiver.start()
+        try await archiver.process?.waitForLine(containing: "MQTT connected", timeout: 20)
+        return archiver
+    }
+
     func kill9() { process?.kill9() }
     func stop() { process?.stop() }
     var log: String { process?.text ?? "" }

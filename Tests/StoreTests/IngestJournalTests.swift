@@ -318,6 +318,13 @@ struct IngestJournalTests {
                 let body = try #require(JournalEntry(seq: seq, fixes: [fix(seq)], heartRates: [heartRate(seq)]).encode())
                 try db.statement("INSERT INTO ingest_journal (slot, body) VALUES (?, ?)").bind(.integer(seq - 1), .blob(Array(body.prefix(464)))).run()
             }
+            // And without what schema 10 added to the outbox (schema 9's table is made IF NOT EXISTS).
+            try db.execute("""
+                DROP INDEX outbox_pending; DROP INDEX outbox_supersedable; DROP INDEX outbox_set_aside;
+                ALTER TABLE outbox DROP COLUMN delivered;
+                CREATE INDEX outbox_pending ON outbox (id) WHERE rejected_reason IS NULL;
+                CREATE INDEX outbox_supersedable ON outbox (topic) WHERE supersedable = 1;
+                """)
             try db.execute("UPDATE agent_state SET value = 2 WHERE key = 'journal_folded'; PRAGMA user_version = 7")
         }
         let store = try Store(Store.Configuration(path: path, journalFoldAfter: .seconds(3600)))

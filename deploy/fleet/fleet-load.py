@@ -11,8 +11,14 @@ away it connects to the next node and sends the unacknowledged message again wit
 
 Writes one line per acknowledged message, "device<TAB>seq<TAB>sent_unix_ms", and a summary on stderr.
 Devices are threads; keep one process under ~300 devices (paho uses select()).
+
+Like the agent ([store] keep_published_h), each device keeps what it published and answers resend
+requests on keepalive/<device>/selection/seq ({"from":N,"to":M}, v5 response topic and correlation
+data) with {"ok":true,"from","to","messages":[{"seq","topic","payload"}],"not_kept":[[a,b]…],"next"}.
+With --linger S the devices stay connected S seconds after the run (the out file and the summary are
+written when the run ends), answering requests, or until SIGTERM.
 """
-import argparse, json, sys, threading, time
+import argparse, json, os, signal, sys, threading, time
 import paho.mqtt.client as mqtt
 from paho.mqtt.properties import Properties
 from paho.mqtt.packettypes import PacketTypes
@@ -25,6 +31,8 @@ class Device(threading.Thread):
         self.interval, self.seconds, self.seq = 1.0 / rate, seconds, start_seq
         self.malformed, self.results, self.lock = malformed, results, lock
         self.node_index, self.client, self.failovers, self.retries, self.error = 0, None, 0, 0, None
+        # seq -> (topic, payload) of every message the broker acknowledged: what a resend answers from.
+        self.kept, self.kept_lock, self.resends = {}, threading.Lock(), 0
 
     def connect(self):
         while True:
@@ -32,6 +40,8 @@ class Device(threading.Thread):
             client = mqtt.Client(client_id=f"{self.name}-load", protocol=mqtt.MQTTv5)
             client.username_pw_set(self.name, self.password)
             client.max_inflight_messages_set(1)
+            client.on_connect = lambda c, userdata, flags, reason, properties=None: c.subscribe(f"keepalive/{self.name}/selection/seq", qos=1)
+            client.on_message = self.answer_resend
             try:
                 client.connect(host, port, keepalive=10, clean_start=False)
                 client.loop_start()
@@ -47,6 +57,45 @@ class Device(threading.Thread):
             self.node_index += 1
             self.failovers += 1
             time.sleep(0.5)
+
+    def answer_resend(self, client, userdata, message):
+        """A resend request: the kept messages of the range, as published, 64 KiB at most a reply."""
+        props = message.properties
+        reply = Properties(PacketTypes.PUBLISH)
+        reply.ContentType = "application/json"
+        if getattr(props, "CorrelationData", None) is not None:
+            reply.CorrelationData = props.CorrelationData
+        topic = getattr(props, "ResponseTopic", None) or f"keepalive/{self.name}/selection/result"
+        try:
+            request = json.loads(message.payload)
+            first, last = int(request["from"]), int(request["to"])
+            assert 0 <= first <= last
+        except (ValueError, KeyError, TypeError, AssertionError):
+            body = {"ok": False, "error": {"code": "bad_request", "message": "expected {\"from\":N,\"to\":M}"}}
+            client.publish(topic, json.dumps(body), qos=1, properties=reply)
+            return
+        with self.kept_lock:
+            seqs = sorted(seq for seq in self.kept if first <= seq <= last)
+            found = [(seq,) + self.kept[seq] for seq in seqs]
+        messages, size, covered = [], 0, last
+        for seq, kept_topic, payload in found:
+            if messages and size + len(payload) > 48 * 1024:
+                covered = messages[-1]["seq"]
+                break
+            messages.append({"seq": seq, "topic": kept_topic, "payload": payload.decode()})
+            size += len(payload) + len(kept_topic)
+        not_kept, expected = [], first
+        for seq in [m["seq"] for m in messages]:
+            if seq > expected:
+                not_kept.append([expected, seq - 1])
+            expected = seq + 1
+        if expected <= covered:
+            not_kept.append([expected, covered])
+        body = {"ok": True, "from": first, "to": last, "messages": messages, "not_kept": not_kept}
+        if covered < last:
+            body["next"] = covered + 1
+        self.resends += 1
+        client.publish(topic, json.dumps(body, separators=(",", ":")), qos=1, properties=reply)
 
     def published(self, topic, payload, properties):
         """Whether the broker acknowledged it within 3 s (False when not connected, refused, lost)."""
@@ -100,6 +149,8 @@ class Device(threading.Thread):
             payload = json.dumps(body, separators=(",", ":")).encode()
             while True:
                 if self.published(f"keepalive/{self.name}/{topic}", payload, properties):
+                    with self.kept_lock:
+                        self.kept[self.seq] = (f"keepalive/{self.name}/{topic}", payload)
                     break
                 # Node gone or stalled: the next node, the same message (same seq) again.
                 self.retries += 1
@@ -109,8 +160,11 @@ class Device(threading.Thread):
             self.seq += 1
             next_at += self.interval
             time.sleep(max(0.0, next_at - time.monotonic()))
-        self.client.loop_stop()
-        self.client.disconnect()
+
+    def stop(self):
+        if self.client is not None:
+            self.client.loop_stop()
+            self.client.disconnect()
 
 
 def main():
@@ -122,6 +176,8 @@ def main():
     parser.add_argument("--start-seq", type=int, default=1)
     parser.add_argument("--malformed", action="store_true", help="each device also sends two messages the archive must reject")
     parser.add_argument("--out", required=True)
+    parser.add_argument("--linger", type=float, default=0,
+                        help="seconds to stay connected after the run, answering resend requests (until SIGTERM)")
     args = parser.parse_args()
     nodes = [(n.rsplit(":", 1)[0], int(n.rsplit(":", 1)[1])) for n in args.nodes.split(",")]
     spec = open(args.devices[1:]).read().split() if args.devices.startswith("@") else args.devices.split(",")
@@ -134,16 +190,29 @@ def main():
     started = time.monotonic()
     for device in devices:
         device.start()
+    # One deadline for all: devices stuck reconnecting (a cluster that fell over) must not make
+    # the wait their number times as long.
+    deadline = time.monotonic() + args.seconds + 300
     for device in devices:
-        device.join(args.seconds + 300)
+        device.join(max(0.0, deadline - time.monotonic()))
     elapsed = time.monotonic() - started
-    with open(args.out, "w") as out:
+    with open(args.out + ".tmp", "w") as out:
         for name, seq, sent in results:
             out.write(f"{name}\t{seq}\t{sent}\n")
+    os.replace(args.out + ".tmp", args.out)
     print(json.dumps({"devices": len(devices), "acked": len(results), "seconds": round(elapsed, 1),
                       "failovers": sum(d.failovers for d in devices), "resent": sum(d.retries for d in devices),
-                      "failed": {d.name: d.error for d in devices if d.error}}),
-          file=sys.stderr)
+                      "failed": {d.name: d.error for d in devices if d.error},
+                      "unfinished": sum(1 for d in devices if d.is_alive())}),
+          file=sys.stderr, flush=True)
+    if args.linger > 0:
+        # Answering resend requests until the time is up or SIGTERM.
+        done = threading.Event()
+        signal.signal(signal.SIGTERM, lambda signum, frame: done.set())
+        done.wait(args.linger)
+        print(json.dumps({"resend_requests_answered": sum(d.resends for d in devices)}), file=sys.stderr, flush=True)
+    for device in devices:
+        device.stop()
     if any(d.error for d in devices):
         sys.exit(1)
 

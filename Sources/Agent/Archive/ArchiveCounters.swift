@@ -18,6 +18,13 @@ struct ArchiveCounters: Sendable {
     /// Per-date queries answered by the archive, and those that found no archived day.
     var queriesAnswered = 0
     var queriesNotFound = 0
+    /// Resend requests sent to devices for gaps; seqs stored from their replies (not there
+    /// before), seqs they said they no longer have, and replies refused (an error reply, a
+    /// message that is not the device's or not the seq it claims).
+    var gapRequests = 0
+    var gapsFilled = 0
+    var gapsUnfillable: Int64 = 0
+    var gapRepliesRefused = 0
 
     /// `reachable`: whether PostgreSQL answered the status's own check just now.
     func json(gaps: ArchiveGaps?, reachable: Bool) -> JSONValue {
@@ -33,25 +40,30 @@ struct ArchiveCounters: Sendable {
                 ("requested", .int(Int64(daysRequested))), ("stored", .int(Int64(daysStored))), ("refused", .int(Int64(dayRepliesRefused))),
             ])),
             ("queries", .object([("answered", .int(Int64(queriesAnswered))), ("not_found", .int(Int64(queriesNotFound)))])),
-            ("gaps", gaps?.json ?? .null),
+            ("gaps", .object((gaps?.members ?? []) + [
+                ("requested", .int(Int64(gapRequests))), ("filled", .int(Int64(gapsFilled))), ("unfillable", .int(gapsUnfillable)),
+                ("refused", .int(Int64(gapRepliesRefused))),
+            ])),
         ])
     }
 }
 
-/// Seqs missing between each device's first and last archived seq. They include seqs a device
-/// took and never published on purpose (a superseded `status` or `health/today`, Home Assistant
-/// discovery configs: docs/contract.md), so a gap says "never seen here", not "lost".
+/// Seqs missing between each device's first and last archived seq that the device has not (yet)
+/// said it does not have: what the archive still asks for (ArchiveGapFill). Seqs a device took
+/// and never published (a superseded `status`, Home Assistant configs: docs/contract.md) or no
+/// longer keeps are `unfillable_total` once it said so.
 struct ArchiveGaps: Sendable {
     var devices: Int
     var devicesWithGaps: Int
     var missing: Int64
+    var unfillableTotal: Int64
     /// The devices missing the most, at most 20.
     var worst: [(device: String, missing: Int64)]
 
-    var json: JSONValue {
-        .object([
+    var members: [(String, JSONValue)] {
+        [
             ("devices", .int(Int64(devices))), ("devices_with_gaps", .int(Int64(devicesWithGaps))), ("missing", .int(missing)),
-            ("worst", .object(worst.map { ($0.device, JSONValue.int($0.missing)) })),
-        ])
+            ("unfillable_total", .int(unfillableTotal)), ("worst", .object(worst.map { ($0.device, JSONValue.int($0.missing)) })),
+        ]
     }
 }

@@ -21,6 +21,12 @@ enum ArchiveDatabase {
             device text NOT NULL, day date NOT NULL, body text NOT NULL, source_seq bigint NOT NULL,
             fetched_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (device, day))
         """,
+        // Seqs a device said it does not have (ArchiveGapFill): not asked for again.
+        """
+        CREATE TABLE IF NOT EXISTS archive_unfillable (
+            device text NOT NULL, from_seq bigint NOT NULL, to_seq bigint NOT NULL,
+            reported_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (device, from_seq))
+        """,
     ]
 
     /// Creates what is missing; two archivers starting together may race on it, which the
@@ -75,20 +81,6 @@ enum ArchiveDatabase {
             guard row.count == 3, let device = row[0], let day = row[1], let seq = row[2].flatMap({ Int64($0) }) else { return nil }
             return (device, day, seq)
         }
-    }
-
-    /// Seqs missing between each device's first and last archived one.
-    static func gaps(from connection: PostgresConnection) throws -> ArchiveGaps {
-        let rows = try connection.execute(
-            "SELECT device, max(seq) - min(seq) + 1 - count(*) AS missing FROM archive_messages GROUP BY device ORDER BY missing DESC, device").rows
-        let perDevice = rows.compactMap { row -> (String, Int64)? in
-            guard row.count == 2, let device = row[0], let missing = row[1].flatMap({ Int64($0) }) else { return nil }
-            return (device, missing)
-        }
-        let withGaps = perDevice.filter { $0.1 > 0 }
-        return ArchiveGaps(
-            devices: perDevice.count, devicesWithGaps: withGaps.count, missing: withGaps.reduce(0) { $0 + $1.1 },
-            worst: withGaps.prefix(20).map { (device: $0.0, missing: $0.1) })
     }
 
     /// `YYYY-MM-DD` with a plausible month and day, else nil (a topic level is not trusted).

@@ -8,13 +8,15 @@ import Logging
 /// is committed before the next is read (`ArchiveWriter`); a new `health/daily/<date>` asks its
 /// device for that day's reply, which is kept when it comes back; per-date queries to
 /// `<prefix>/archive/<device>/selection/date` are answered from the kept replies
-/// (`ArchiveQueries`). A timer publishes the counters and seq gaps.
+/// (`ArchiveQueries`). A timer publishes the counters and seq gaps, and asks the devices for
+/// the messages missing in them (`ArchiveGapFill`).
 final class ArchiveService: Sendable {
     let config: AgentConfig
     let client: MQTTClient
     let writer: ArchiveWriter
     private let logger: Logger
     private let queries: ArchiveQueries
+    private let gapFill: ArchiveGapFill
     private let statusTopic: String
     private let since: String
 
@@ -31,6 +33,7 @@ final class ArchiveService: Sendable {
         client = MQTTClient(options: options, logger: logger)
         writer = ArchiveWriter(conninfo: config.archive.conninfo, logger: logger)
         queries = ArchiveQueries(config: config, client: client, writer: writer, logger: logger)
+        gapFill = ArchiveGapFill(config: config, client: client, writer: writer, logger: logger)
         let formatter = ISO8601DateFormatter()
         since = formatter.string(from: now)
     }
@@ -45,6 +48,7 @@ final class ArchiveService: Sendable {
         client.handleOnNetworkThread("reply/+/\(ArchiveNames.account)/\(clientID)") { [queries] message in
             queries.keepDay(message)
         }
+        client.handleOnNetworkThread(gapFill.replyFilter) { [gapFill] message in gapFill.keep(message) }
         client.handleOnNetworkThread("\(prefix)/\(ArchiveNames.account)/+/selection/date") { [queries] message in
             queries.answer(message)
         }
@@ -68,6 +72,7 @@ final class ArchiveService: Sendable {
                     for day in try ArchiveDatabase.daysToFetch(limit: 200, from: side) {
                         queries.requestDay(device: day.device, day: day.day, seq: day.seq)
                     }
+                    try gapFill.askForGaps(from: side)
                 }
             } catch {
                 side = nil

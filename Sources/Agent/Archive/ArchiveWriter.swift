@@ -50,17 +50,24 @@ final class ArchiveWriter: Sendable {
         case .failure(let rejection):
             reject(rejection, topic: topic)
         case .success(let message):
-            let inserted: Bool?
-            do {
-                inserted = try withDatabase { try ArchiveDatabase.insert(message, into: $0) }
-            } catch {
-                logger.warning("PostgreSQL refused a message", metadata: ["topic": "\(topic)", "error": "\(error)"])
-                reject(.database, topic: topic)
-                return
-            }
-            count { inserted == true ? ($0.stored += 1) : ($0.duplicates += 1) }
-            if inserted == true, message.kind == .daily { onNewDay?(message) }
+            _ = store(message)
         }
+    }
+
+    /// Writes `message` once (blocking while PostgreSQL is away); true when this call stored
+    /// it, false when it was there already, nil when PostgreSQL refused it (counted).
+    func store(_ message: ArchivedMessage) -> Bool? {
+        let inserted: Bool
+        do {
+            inserted = try withDatabase { try ArchiveDatabase.insert(message, into: $0) }
+        } catch {
+            logger.warning("PostgreSQL refused a message", metadata: ["topic": "\(message.topic)", "error": "\(error)"])
+            reject(.database, topic: message.topic)
+            return nil
+        }
+        count { inserted ? ($0.stored += 1) : ($0.duplicates += 1) }
+        if inserted, message.kind == .daily { onNewDay?(message) }
+        return inserted
     }
 
     private func reject(_ rejection: ArchivedMessage.Rejection, topic: String) {

@@ -20,7 +20,7 @@ struct ArchivedMessage: Sendable, Equatable {
     enum Rejection: String, Error, Sendable, CaseIterable {
         /// Not `<prefix>/<device>/…`, or a device level that is not one topic level of text.
         case foreign
-        /// A request or command to a device (`selection/date`, `cmd/…`): not the device's data.
+        /// A request or command to a device (`selection/date`, `selection/seq`, `cmd/…`): not the device's data.
         case request
         /// The archive's own topics (`<prefix>/archive/…`).
         case archive
@@ -39,7 +39,9 @@ struct ArchivedMessage: Sendable, Equatable {
         let device = levels[1]
         if device == ArchiveNames.account { return .failure(.archive) }
         let rest = Array(levels[2...])
-        if rest == ["selection", "date"] || rest.first == "cmd" && rest != ["cmd", "result"] { return .failure(.request) }
+        if rest == ["selection", "date"] || rest == ["selection", "seq"] || rest.first == "cmd" && rest != ["cmd", "result"] {
+            return .failure(.request)
+        }
         // The Pi bridge's notifications ("1" connected, "0" not: deploy/fleet/pi-bridge.conf.in).
         if rest == ["bridge", "state"] { return .failure(.noSeq) }
         guard !payload.contains(0), let text = String(validating: payload, as: UTF8.self),

@@ -102,6 +102,11 @@ public struct AgentConfig: Sendable, Equatable {
         public var retentionDays: Int
         /// 0 = no cap.
         public var maxBytes: Int
+        /// Hours a delivered message is kept for resend requests (`<root>/selection/seq`);
+        /// 0: deleted at its PUBACK, none kept.
+        public var keepPublishedH: Int
+        /// At most this many delivered messages are kept; the oldest go first.
+        public var keepPublishedMax: Int
     }
 
     public struct Schedule: Sendable, Equatable {
@@ -166,7 +171,7 @@ extension AgentConfig {
             hr: HeartRate(
                 transport: .none, topic: "", serialDevice: "", baud: 0, command: [], udpPort: 0, stallTimeoutS: 0, reacquireMaxS: 0,
                 maxLineBytes: 0),
-            store: Store(path: "", synchronous: .full, batchMs: 0, foldS: 0, retentionDays: 0, maxBytes: 0),
+            store: Store(path: "", synchronous: .full, batchMs: 0, foldS: 0, retentionDays: 0, maxBytes: 0, keepPublishedH: 0, keepPublishedMax: 0),
             schedule: Schedule(locationIntervalS: 0, todayIntervalS: 0, statusIntervalS: 0, dailyGraceS: 0),
             query: Query(extraTopics: [], ratePerS: 0, burst: 0, maxReplyBytes: 0, replyTopics: []),
             health: Health(maxHR: 0, restingHR: 0),

@@ -95,6 +95,8 @@ enum ConfigKeys {
             .int("store", "fold_s", \.store.foldS, default: 60, in: 0...3600),
             .int("store", "retention_days", \.store.retentionDays, default: 365, in: 1...36_500),
             .int("store", "max_bytes", \.store.maxBytes, default: 0, in: 0...Int.max),
+            .int("store", "keep_published_h", \.store.keepPublishedH, default: 48, in: 0...8760),
+            .int("store", "keep_published_max", \.store.keepPublishedMax, default: 20_000, in: 1...10_000_000),
         ]
     }
 

@@ -92,6 +92,7 @@ struct StatusReporter: Service, CustomStringConvertible {
             ("outbox", .object([
                 ("pending", .number(outbox?.pending)), ("oldest_age_s", age(outbox?.oldestCreatedMs, from: nowMs)),
                 ("set_aside", .number(outbox?.setAside)), ("retried", .number(retried)), ("held", .number(held)),
+                ("kept", .number(outbox?.kept)),
             ])),
             ("store", .object([
                 ("bytes", .number(space?.fileBytes)), ("free_bytes", .number(space?.freeDiskBytes)),

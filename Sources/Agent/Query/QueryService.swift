@@ -6,7 +6,8 @@ import Store
 import Synchronization
 
 /// Answers `<root>/selection/date` (and `[query] extra_topics`) with exactly one reply per
-/// request.
+/// request, and `<root>/selection/seq` (resend requests, `PublishedResender`) with the same
+/// checks, rate limit and queue.
 ///
 /// Requests arrive on the MQTT network thread. Cheap checks (size, reply topic, rate) run there
 /// and refusals go out at once. So does the common request — a finished day's health and
@@ -18,6 +19,8 @@ import Synchronization
 /// blocks neither the MQTT network thread, nor Swift's task threads, nor the sample writer.
 final class QueryService: Service, Sendable, CustomStringConvertible {
     let filters: [String]
+    private let resendTopic: String
+    private let resender: PublishedResender
     private let replies: ReplyPublisher
     private let routing: ReplyRouting
     private let logger: Logger
@@ -45,7 +48,9 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
         self.clock = clock
         self.foldJournal = foldJournal
         let root = config.topicRoot
-        filters = ["\(root)/selection/date"] + config.query.extraTopics
+        resendTopic = "\(root)/selection/seq"
+        filters = ["\(root)/selection/date", resendTopic] + config.query.extraTopics
+        resender = PublishedResender(storePath: config.store.path, maxReplyBytes: config.query.maxReplyBytes)
         replies = ReplyPublisher(client: client, kind: "query", logger: logger)
         routing = ReplyRouting(config: config)
         self.logger = logger
@@ -73,18 +78,10 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
 
     /// Called on the MQTT network thread: never scans the store there.
     func receive(_ message: MQTTIncomingMessage) {
+        if message.topic == resendTopic { return receiveResend(message) }
         let incoming = IncomingQuery(message, routing: routing)
         let (parsed, route, correlation, qos) = (incoming.parsed, incoming.route, incoming.correlation, incoming.qos)
-        // Size (413), then the reply topic (403), then the rate (429): refusals take no token.
-        if case .failure(let error) = parsed, error.code == .tooLarge {
-            return send(error.reply, to: route.topic, correlationData: correlation, qos: qos)
-        }
-        if let refusal = route.refusal { return send(refusal.reply, to: route.topic, correlationData: correlation, qos: qos) }
-        guard bucket.take() else {
-            return send(
-                QueryError(code: .rateLimited, message: "more than the allowed rate of requests; try again shortly").reply,
-                to: route.topic, correlationData: correlation, qos: qos)
-        }
+        guard admit(parsed.failure, route: route, correlation: correlation, qos: qos) else { return }
         switch parsed {
         case .failure(let error):
             send(error.reply, to: route.topic, correlationData: correlation, qos: qos)
@@ -92,25 +89,67 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
             if let reply = quickEngine.withLock({ $0.quickAnswer(request, now: clock.now()) }) {
                 return send(reply, to: route.topic, correlationData: correlation, qos: qos)
             }
-            guard waiting.increment(below: Self.maximumQueued) else {
-                bucket.giveBack()
-                return send(
-                    QueryError(code: .rateLimited, message: "too many requests waiting; try again shortly").reply,
-                    to: route.topic, correlationData: correlation, qos: qos)
-            }
-            let accepted = ContinuousClock.now
-            engineQueue.async { [self] in
-                let started = ContinuousClock.now
+            onEngineQueue(route: route, correlation: correlation, qos: qos) { [self] in
                 waitForFold()
-                let folded = ContinuousClock.now
-                let reply = engine.withLock { $0.answer(request, now: clock.now()) }
-                send(reply, to: route.topic, correlationData: correlation, qos: qos)
-                waiting.decrement()
-                logger.debug("query answered", metadata: [
-                    "date": "\(request.date)", "queued_ms": "\(Self.ms(started - accepted))", "fold_ms": "\(Self.ms(folded - started))",
-                    "answer_ms": "\(Self.ms(ContinuousClock.now - folded))",
-                ])
+                return engine.withLock { $0.answer(request, now: clock.now()) }
             }
+        }
+    }
+
+    /// Size (413), then the reply topic (403), then the rate (429): refusals take no token.
+    /// False when the request was refused (its reply sent).
+    private func admit(_ parseError: QueryError?, route: ReplyRouting.Route, correlation: [UInt8]?, qos: MQTTQoS) -> Bool {
+        if let parseError, parseError.code == .tooLarge {
+            send(parseError.reply, to: route.topic, correlationData: correlation, qos: qos)
+            return false
+        }
+        if let refusal = route.refusal {
+            send(refusal.reply, to: route.topic, correlationData: correlation, qos: qos)
+            return false
+        }
+        guard bucket.take() else {
+            send(
+                QueryError(code: .rateLimited, message: "more than the allowed rate of requests; try again shortly").reply,
+                to: route.topic, correlationData: correlation, qos: qos)
+            return false
+        }
+        return true
+    }
+
+    /// `<root>/selection/seq`: the kept messages are read on the engine queue, like a day's rows.
+    private func receiveResend(_ message: MQTTIncomingMessage) {
+        let parsed = ResendRequest.parse(message.payload)
+        let replyTo = (try? parsed.get())?.replyTo ?? QueryRequest.replyTo(in: message.payload)
+        let route = routing.route(responseTopic: message.properties.responseTopic, replyTo: replyTo)
+        let (correlation, qos) = (message.properties.correlationData, Self.replyQoS(forRequestQoS: message.qos))
+        guard admit(parsed.failure, route: route, correlation: correlation, qos: qos) else { return }
+        switch parsed {
+        case .failure(let error):
+            send(error.reply, to: route.topic, correlationData: correlation, qos: qos)
+        case .success(let request):
+            onEngineQueue(route: route, correlation: correlation, qos: qos) { [resender] in resender.answer(request) }
+        }
+    }
+
+    /// Answers on the engine queue, at most `maximumQueued` waiting; beyond that refused (429),
+    /// the token given back.
+    private func onEngineQueue(
+        route: ReplyRouting.Route, correlation: [UInt8]?, qos: MQTTQoS, answer: @escaping @Sendable () -> QueryReply
+    ) {
+        guard waiting.increment(below: Self.maximumQueued) else {
+            bucket.giveBack()
+            return send(
+                QueryError(code: .rateLimited, message: "too many requests waiting; try again shortly").reply,
+                to: route.topic, correlationData: correlation, qos: qos)
+        }
+        let accepted = ContinuousClock.now
+        engineQueue.async { [self] in
+            let started = ContinuousClock.now
+            send(answer(), to: route.topic, correlationData: correlation, qos: qos)
+            waiting.decrement()
+            logger.debug("request answered", metadata: [
+                "queued_ms": "\(Self.ms(started - accepted))", "answer_ms": "\(Self.ms(ContinuousClock.now - started))",
+            ])
         }
     }
 
@@ -186,4 +225,12 @@ private final class LockedCounter: Sendable {
     }
 
     func decrement() { value.withLock { $0 -= 1 } }
+}
+
+extension Result {
+    /// The error of a failure, nil for a success.
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
 }

@@ -5,13 +5,17 @@ import Store
 
 /// Prunes raw samples older than `retention_days`, and the oldest first while the file holds
 /// more than `max_bytes`, in small transactions with pauses between them so ingest never waits
-/// long. Aggregates are kept. Runs shortly after start and then hourly.
+/// long. Aggregates are kept. Delivered messages kept for resend requests are pruned the same
+/// way. Runs shortly after start and then hourly.
 struct RetentionService: Service, CustomStringConvertible {
     let store: Store
     let retentionDays: Int
     let maxBytes: Int
     let clock: AgentClock
     let logger: Logger
+    /// Delivered messages kept for resend requests: hours and count (`[store] keep_published_h`,
+    /// `keep_published_max`); nil when none are kept.
+    var keepPublished: (hours: Int, count: Int)?
     var firstRunAfter: Duration = .seconds(60)
     var period: Duration = .seconds(3600)
 
@@ -51,9 +55,24 @@ struct RetentionService: Service, CustomStringConvertible {
                 if removed == 0 { break }
             }
         }
-        if deleted > 0 {
+        let published = try await prunePublished(now: now)
+        if deleted > 0 || published > 0 {
             try await store.releaseFreePages(10_000)
-            logger.info("pruned raw samples", metadata: ["rows": "\(deleted)"])
+            logger.info("pruned raw samples and kept messages", metadata: ["rows": "\(deleted)", "messages": "\(published)"])
+        }
+    }
+
+    /// Kept messages past their hours (by age only on a trusted clock) or their count, in
+    /// batches with the same pauses as raw rows.
+    private func prunePublished(now: Date?) async throws -> Int {
+        guard let keepPublished else { return 0 }
+        let before = now.map { Int64(($0.timeIntervalSince1970 - Double(keepPublished.hours) * 3600) * 1000) }
+        var total = 0
+        while true {
+            let deleted = try await store.prunePublished(createdBeforeMs: before, keepAtMost: keepPublished.count)
+            total += deleted
+            if deleted == 0 || Task.isShuttingDownGracefully { return total }
+            try? await Task.sleep(for: .milliseconds(20))
         }
     }
 
