@@ -45,6 +45,10 @@ actor HealthPublisher: Service, CustomStringConvertible {
 
     /// Days further back than this are not caught up at start (nor rebuilt for late data).
     static let maximumCatchUpDays = 400
+    /// Today's night is classified again within `SleepNight.todayRefresh` once this many
+    /// notifications arrived since (15 minutes of a strap's), at most every `backlogRefresh`.
+    static let backlogRows: Int64 = 900
+    static let backlogRefresh = Duration.seconds(30)
     static let rowsPerRead = 5000
 
     init(
@@ -265,11 +269,16 @@ actor HealthPublisher: Service, CustomStringConvertible {
     /// Today's night, classified again when its window got rows, at most every `SleepNight.todayRefresh`
     /// (and, while it is in progress, every `todayRefresh` without new rows: a strap taken off ends it).
     private func sleep(today day: LocalDay, nowMs: Int64) async throws -> SleepNight {
-        if let todaySleep, todaySleep.day == day,
-            (todaySleep.cursor.heartRateID == cursor.heartRateID && todaySleep.night.main?.inProgress != true)
-                || ContinuousClock.now - todaySleep.at < SleepNight.todayRefresh
-        {
-            return todaySleep.night
+        if let todaySleep, todaySleep.day == day {
+            let since = ContinuousClock.now - todaySleep.at
+            // A backlog landing today (a strap's memory): more than `todayRefresh` of a strap's
+            // notifications since, so classify again sooner than a live strap's minutes would.
+            let backlog = cursor.heartRateID - todaySleep.cursor.heartRateID >= Self.backlogRows && since >= Self.backlogRefresh
+            if (todaySleep.cursor.heartRateID == cursor.heartRateID && todaySleep.night.main?.inProgress != true)
+                || (since < SleepNight.todayRefresh && !backlog)
+            {
+                return todaySleep.night
+            }
         }
         let night = try await night(day, nowMs: nowMs)
         todaySleep = (day, .now, cursor, night)
