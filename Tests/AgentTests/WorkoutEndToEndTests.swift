@@ -35,7 +35,7 @@ struct WorkoutEndToEndTests {
             brokerPort: broker.port, gpsPort: gpsPort, extraConfig: BridgeBacklog.commandBridge(catting: heartRateFile),
             environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "1"])
         defer { agent.stop() }
-        var gps = try await GPSFake(capture: before, port: gpsPort, cycle: 0.005, once: true, linger: 2)
+        var gps = try await GPSFake(capture: before, port: gpsPort, cycle: 0.005, once: true, linger: 10)
         defer { gps.stop() }
         let started: MQTTSubscriber.Message
         do {
@@ -62,7 +62,7 @@ struct WorkoutEndToEndTests {
         gps.stop()
 
         try agent.start()
-        gps = try await GPSFake(capture: after, port: gpsPort, cycle: 0.005, once: true, linger: 2)
+        gps = try await GPSFake(capture: after, port: gpsPort, cycle: 0.005, once: true, linger: 10)
         let finished = try await events.waitFor(timeout: 120, "event/workout finished") { $0.json?["op"] as? String == "finished" }
         #expect(finished.json?["id"] as? String == id, "finished \(finished), announced \(id)")
         // At-least-once: a kill between announcing and recording may announce again, never under another id.

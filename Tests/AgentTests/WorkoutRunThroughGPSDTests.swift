@@ -73,7 +73,7 @@ struct WorkoutRunThroughGPSDTests {
         let added = try await cli(agent, ["gear", "add", "--name", "Pegasus 41", "--limit-km", "3"])
         let selected = try await cli(agent, ["gear", "select", "pegasus-41"])
 
-        var gps = try await GPSFake(capture: track, port: gpsPort, cycle: 0.005, once: true, linger: 2)
+        var gps = try await GPSFake(capture: track, port: gpsPort, cycle: 0.005, once: true, linger: 10)
         defer { gps.stop() }
         let finished = try await events.waitFor(timeout: 150, "event/workout finished") {
             $0.topic.hasSuffix("/event/workout") && $0.json?["op"] as? String == "finished"
@@ -109,7 +109,7 @@ struct WorkoutRunThroughGPSDTests {
         gps.stop()
         agent.stop()
         try agent.start()
-        gps = try await GPSFake(capture: track, port: gpsPort, cycle: 0.005, once: true, linger: 2)
+        gps = try await GPSFake(capture: track, port: gpsPort, cycle: 0.005, once: true, linger: 10)
         let replayed = await captured {
             try await Wait.until(timeout: 120, "the replayed track to end (gpsfake exits after it)") { !gps.process.isRunning }
             let before = events.messages.count
