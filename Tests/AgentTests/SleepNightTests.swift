@@ -255,8 +255,8 @@ extension SleepPublishingTests {
 /// scoring. The whole database is evaluated end to end by scripts/sleep-accuracy.py.
 @Suite("Sleep on a real scored night")
 struct SleepRealNightTests {
-    @Test("slpdb slp37: a night is found, its sleep within 70 min of the scored sleep, time in bed from wear (the whole recording) and an efficiency below 1")
-    func slp37() async throws {
+    /// slp37's beats in a real store, its night as the agent finds it, and the record.
+    static func slp37(heartRateRule: Bool) async throws -> (night: SleepNight, record: SlpdbRecord) {
         let record = try SlpdbRecord("slp37")
         let utc = TimeZone(identifier: "UTC")!
         let morning = try #require(LocalDay("2026-11-21", timeZone: utc))
@@ -264,7 +264,13 @@ struct SleepRealNightTests {
         let store = try await SleepNightTests.store(record.lines(startMs: startMs))
         var settings = SleepNightTests.settings(utc)
         settings.person = PersonSettings(birthYear: 2026 - (record.age ?? 0), sex: record.male == true ? .male : .female)
-        let night = try await SleepNight.compute(morning, settings: settings, store: store, upTo: nil)
+        settings.sleepHeartRateRule = heartRateRule
+        return (try await SleepNight.compute(morning, settings: settings, store: store, upTo: nil), record)
+    }
+
+    @Test("slpdb slp37: a night is found, its sleep within 70 min of the scored sleep, time in bed from wear (the whole recording) and an efficiency below 1")
+    func slp37() async throws {
+        let (night, record) = try await Self.slp37(heartRateRule: true)
         let main = try #require(night.main, "no night in a 5.8-hour scored night")
         let error = Double(main.sleepSeconds - record.scoredSleepSeconds) / 60
         print("slp37: sleep \(main.sleepSeconds / 60) min, scored \(record.scoredSleepSeconds / 60) min, error \(error) min, in bed \(main.inBedSeconds / 60) min, efficiency \(main.efficiency)")
@@ -278,15 +284,7 @@ struct SleepRealNightTests {
 
     @Test("slpdb slp37 with [health] sleep_heart_rate_rule = false: the classifier's night, within 30 min of the scored sleep")
     func slp37WithoutHeartRateRule() async throws {
-        let record = try SlpdbRecord("slp37")
-        let utc = TimeZone(identifier: "UTC")!
-        let morning = try #require(LocalDay("2026-11-21", timeZone: utc))
-        let startMs = morning.start.unixMs + Int64(record.startClockSeconds) * 1000
-        let store = try await SleepNightTests.store(record.lines(startMs: startMs))
-        var settings = SleepNightTests.settings(utc)
-        settings.person = PersonSettings(birthYear: 2026 - (record.age ?? 0), sex: record.male == true ? .male : .female)
-        settings.sleepHeartRateRule = false
-        let night = try await SleepNight.compute(morning, settings: settings, store: store, upTo: nil)
+        let (night, record) = try await Self.slp37(heartRateRule: false)
         let main = try #require(night.main, "no night in a 5.8-hour scored night")
         let error = Double(main.sleepSeconds - record.scoredSleepSeconds) / 60
         // −10 min before the rule (docs/sleep.md, "Accuracy").
