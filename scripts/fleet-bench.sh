@@ -9,13 +9,14 @@
 #
 #   scripts/fleet-bench.sh [DEVICES…]          e.g. scripts/fleet-bench.sh 100 1000
 #   FLEET_RATE=0.5 FLEET_SECONDS=120 …         messages per second per device, load duration
+#   FLEET_FAULTS=0 …                           the load alone: no node killed, PostgreSQL not stopped
 #   KEEPALIVE_BIN=.build/release/keepalive …   the archiver binary (default: a release build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
 [ "$(id -u)" -eq 0 ] || { echo "fleet-bench: run as root (ejabberd and PostgreSQL run as their own users)" >&2; exit 1; }
 counts=("$@"); [ ${#counts[@]} -gt 0 ] || counts=(100 1000)
-rate="${FLEET_RATE:-0.5}"; seconds="${FLEET_SECONDS:-120}"
+rate="${FLEET_RATE:-0.5}"; seconds="${FLEET_SECONDS:-120}"; faults="${FLEET_FAULTS:-1}"
 pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)  # Debian's newest (15 on bookworm, 17 on trixie)
 if [ -z "${KEEPALIVE_BIN:-}" ]; then
   swift build -c release --product keepalive >&2
@@ -107,10 +108,15 @@ TOML
   at 20
   mem=""; for n in 1 2 3; do mem+="$(rss_mb "$(deploy/fleet/cluster.sh pid "$work/cluster" $n)") "; done
   arch_mem="$(rss_mb "${pids[0]}")"
-  at 30;  killed_ms=$(date +%s%3N); kill -9 "$(deploy/fleet/cluster.sh pid "$work/cluster" 1)"
-  at 50;  runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg/data" -m fast -w stop >/dev/null
-  at 80;  runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg/data" -o "-p $pgport -k $work/pg -c listen_addresses=''" -l "$work/pg/log" -w start >/dev/null
-  at 90;  deploy/fleet/cluster.sh start "$work/cluster" 1 >/dev/null || echo "fleet-bench: node 1 did not restart" >&2
+  if [ "$faults" = 1 ]; then
+    at 30;  killed_ms=$(date +%s%3N); kill -9 "$(deploy/fleet/cluster.sh pid "$work/cluster" 1)"
+    at 50;  runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg/data" -m fast -w stop >/dev/null
+    at 80;  runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg/data" -o "-p $pgport -k $work/pg -c listen_addresses=''" -l "$work/pg/log" -w start >/dev/null
+    at 90;  deploy/fleet/cluster.sh start "$work/cluster" 1 >/dev/null || echo "fleet-bench: node 1 did not restart" >&2
+  else
+    # No fault: every message is "calm" (sent before a kill that never comes).
+    killed_ms=$(((start + seconds + 3600) * 1000))
+  fi
   # Each load process writes its file when its run ends (at most 300 s late, its devices stuck
   # reconnecting), then lingers answering resend requests.
   deadline=$(($(date +%s) + seconds + 400))
