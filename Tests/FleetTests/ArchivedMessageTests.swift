@@ -9,7 +9,7 @@ import Testing
         ArchivedMessage.parse(topic: topic, payload: Array(payload.utf8), prefix: "keepalive")
     }
 
-    @Test func theAgentsMessagesAreKeptWithTheirKind() throws {
+    @Test("the agent's messages are kept with their kind") func theAgentsMessagesAreKeptWithTheirKind() throws {
         let cases: [(String, ArchivedMessage.Kind)] = [
             ("keepalive/pi/location", .location), ("keepalive/pi/status", .status), ("keepalive/pi/health/today", .today),
             ("keepalive/pi/health/daily/2026-11-24", .daily), ("keepalive/pi/event/workout", .workout),
@@ -24,7 +24,7 @@ import Testing
         #expect(try parse("keepalive/pi/health/daily/2026-11-24", #"{"seq":0}"#).get().day == "2026-11-24")
     }
 
-    @Test func whatIsNotDataIsCountedByReason() {
+    @Test("what is not data is counted by reason, never stored") func whatIsNotDataIsCountedByReason() {
         let cases: [(String, String, ArchivedMessage.Rejection)] = [
             ("other/pi/status", #"{"seq":1}"#, .foreign), ("keepalive//status", #"{"seq":1}"#, .foreign),
             ("keepalive/pi", #"{"seq":1}"#, .foreign),
@@ -48,12 +48,12 @@ import Testing
         }
     }
 
-    @Test func onlyPlausibleDatesReachTheDatabase() {
+    @Test("only plausible dates reach the database") func onlyPlausibleDatesReachTheDatabase() {
         #expect(ArchiveDatabase.validDate("2026-11-24") == "2026-11-24")
         for text in ["2026-13-01", "2026-11-24x", "24-11-2026", "'; DROP", ""] { #expect(ArchiveDatabase.validDate(text) == nil, "\(text)") }
     }
 
-    @Test func transientPostgresErrorsAreWaitedOut() {
+    @Test("transient PostgreSQL errors are waited out") func transientPostgresErrorsAreWaitedOut() {
         for state in ["08006", "53100", "57P01", "40001", "25006"] { #expect(PostgresError.isTransient(sqlState: state), "\(state)") }
         for state in ["22021", "23505", "42P01", ""] { #expect(!PostgresError.isTransient(sqlState: state), "\(state)") }
     }

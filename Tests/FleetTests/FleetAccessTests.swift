@@ -8,7 +8,7 @@ import TestKit
 /// their v5 properties; a revoked account is refused.
 extension FleetSuites {
     @Suite struct FleetAccessTests {
-        @Test func eachDeviceReachesOnlyItsOwnTopics() async throws {
+        @Test("each device reaches only its own topics, on every node") func eachDeviceReachesOnlyItsOwnTopics() async throws {
             let directory = try TemporaryDirectory("fleet-access")
             chmod(directory.path, 0o755)
             let cluster = FleetCluster(directory: directory.file("cluster"), basePort: freeNodePorts())

@@ -17,7 +17,7 @@ extension FleetSuites {
     @Suite struct FleetArchiveTests {
         static let deviceCount = 20
 
-        @Test func everyAcknowledgedMessageIsArchivedOnceThroughFaults() async throws {
+        @Test("every acknowledged message is archived exactly once through a node's death, PostgreSQL stopped and an archiver killed") func everyAcknowledgedMessageIsArchivedOnceThroughFaults() async throws {
             try await withClusterAndPostgres("fleet-archive") { cluster, postgres, directory in
                 try await archiveThroughFaults(cluster: cluster, postgres: postgres, directory: directory)
             }

@@ -8,7 +8,7 @@ import TestKit
 /// the archive's answer for the day equals the device's own, also once the Pi is switched off.
 extension FleetSuites {
     @Suite struct FleetDayTests {
-        @Test func theArchiveAnswersForASwitchedOffPi() async throws {
+        @Test("the archive answers a day as the device does, also for a switched-off Pi") func theArchiveAnswersForASwitchedOffPi() async throws {
             try await withClusterAndPostgres("fleet-day") { cluster, postgres, directory in
                 try await answerForADay(cluster: cluster, postgres: postgres, directory: directory)
             }

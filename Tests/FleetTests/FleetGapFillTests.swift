@@ -8,7 +8,7 @@ import TestKit
 /// and a message that never came are the same missing seq.
 extension FleetSuites {
     @Suite struct FleetGapFillTests {
-        @Test func aGapIsFilledFromTheAgentByteForByte() async throws {
+        @Test("a gap in the archive is filled from the agent, byte for byte") func aGapIsFilledFromTheAgentByteForByte() async throws {
             try await withClusterAndPostgres("fleet-gaps") { cluster, postgres, directory in
                 try await fillAGap(cluster: cluster, postgres: postgres, directory: directory)
             }

@@ -13,7 +13,7 @@ extension FleetSuites {
     @Suite struct FleetHomeAssistantTests {
         static let devices = ["piha1", "piha2"]
 
-        @Test func homeAssistantOnOneNodeSeesEveryDevice() async throws {
+        @Test("Home Assistant on one node sees every device bridged into another") func homeAssistantOnOneNodeSeesEveryDevice() async throws {
             let directory = try TemporaryDirectory("fleet-ha")
             chmod(directory.path, 0o755)
             let cluster = FleetCluster(directory: directory.file("cluster"), basePort: freeNodePorts())
