@@ -67,10 +67,7 @@ struct StorageFaultTests {
         // Drained: every message the kill left is delivered and gone from the file. (Messages of
         // this run leave with the ingest journal's next fold once acknowledged, so with a
         // location a second the outbox is rarely empty at any one instant.)
-        // 90 s: in a fresh-clone run of the whole suite beside a CPU hog (docs/testing.md) the
-        // 22 messages the tenth kill left were not all delivered within 30 s of the restart; alone,
-        // also beside a hog, they leave within 0.2 s. The cause under that load was not found.
-        try await Wait.until(timeout: 90, "the outbox left by the last kill to drain after the restart (\(leftByKill.count) messages)") {
+        try await Wait.until(timeout: 30, "the outbox left by the last kill to drain after the restart (\(leftByKill.count) messages)") {
             try queuedIDs().isDisjoint(with: leftByKill)
         }
         try await Wait.until(timeout: 20, "a location published after the last restart") {
