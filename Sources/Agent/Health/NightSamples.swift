@@ -44,18 +44,14 @@ struct NightSamples: Sendable {
         func rrIntervals(at index: Int) -> [Int] { Array(rrSlice(at: index)) }
 
         /// Notification `index`'s RR intervals without an array of their own.
-        func rrSlice(at index: Int) -> LazyMapSequence<ArraySlice<UInt16>, Int> {
-            let start = index == 0 ? 0 : Int(rrEnds[index - 1])
-            return rr[start..<Int(rrEnds[index])].lazy.map(Int.init)
-        }
+        func rrSlice(at index: Int) -> LazyMapSequence<ArraySlice<UInt16>, Int> { rr[rrRange(at: index)].lazy.map(Int.init) }
 
-        func hasRR(at index: Int) -> Bool { (index == 0 ? 0 : rrEnds[index - 1]) < rrEnds[index] }
+        func hasRR(at index: Int) -> Bool { !rrRange(at: index).isEmpty }
 
         /// The sum of notification `index`'s RR intervals, 1/1024 s.
-        func rrSum(at index: Int) -> Int {
-            let start = index == 0 ? 0 : Int(rrEnds[index - 1])
-            return rr[start..<Int(rrEnds[index])].reduce(0) { $0 + Int($1) }
-        }
+        func rrSum(at index: Int) -> Int { rrSlice(at: index).reduce(0, +) }
+
+        private func rrRange(at index: Int) -> Range<Int> { (index == 0 ? 0 : Int(rrEnds[index - 1]))..<Int(rrEnds[index]) }
     }
 
     private var bySensor: [String: Series] = [:]

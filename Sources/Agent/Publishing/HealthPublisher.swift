@@ -198,8 +198,9 @@ actor HealthPublisher: Service, CustomStringConvertible {
     private func dayOf(_ timeMs: Int64) -> (day: LocalDay, nextNightStartMs: Int64) {
         if let lastDay, lastDay.bounds.start <= timeMs, timeMs < lastDay.bounds.end { return (lastDay.day, lastDay.nextNightStartMs) }
         let day = LocalDay(containing: Date(unixMs: timeMs), timeZone: settings.timeZone)
-        lastDay = (day, day.boundsMs, SleepNight.window(of: day.next).start)
-        return (day, SleepNight.window(of: day.next).start)
+        let nextNightStartMs = SleepNight.window(of: day.next).start
+        lastDay = (day, day.boundsMs, nextNightStartMs)
+        return (day, nextNightStartMs)
     }
 
     private func open(_ day: LocalDay) async throws {
