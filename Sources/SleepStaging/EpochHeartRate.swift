@@ -11,11 +11,16 @@ public enum EpochHeartRate {
         perEpoch(epochs, notifications: notifications.lazy.map { $0 })
     }
 
-    /// The same from any sequence of notifications: a night's compact store hands slices, not an
-    /// array of intervals per notification.
-    public static func perEpoch<Notifications: Sequence, Intervals: Collection<Int>>(
+    /// The same from a strap's compact series: its valid notifications.
+    public static func perEpoch(_ epochs: [SleepEpoch], series: NotificationSeries) -> [Double?] {
+        let times = series.timesMs
+        return perEpoch(
+            epochs, notifications: series.indices.lazy.filter { series.valid[$0] }.map { (time: Double(times[$0]) / 1000, rr1024: series.rrSlice(at: $0)) })
+    }
+
+    private static func perEpoch<Notifications: Sequence, Intervals: Collection>(
         _ epochs: [SleepEpoch], notifications: Notifications
-    ) -> [Double?] where Notifications.Element == (time: Double, rr1024: Intervals) {
+    ) -> [Double?] where Notifications.Element == (time: Double, rr1024: Intervals), Intervals.Element: BinaryInteger {
         var beats = [Int](repeating: 0, count: epochs.count)
         var seconds = [Double](repeating: 0, count: epochs.count)
         var epoch = 0

@@ -16,6 +16,15 @@ public struct WearSpan: Sendable, Equatable {
 
     /// Spans from notification times (Unix s, in order) and whether each was worn (contact, RR).
     public static func spans(_ notifications: [(time: Double, worn: Bool)]) -> [WearSpan] {
+        spans(of: notifications)
+    }
+
+    /// The same from a strap's compact series: worn is valid with RR intervals.
+    public static func spans(_ series: NotificationSeries) -> [WearSpan] {
+        spans(of: series.indices.lazy.map { (time: Double(series.timesMs[$0]) / 1000, worn: series.valid[$0] && series.hasRR(at: $0)) })
+    }
+
+    private static func spans(of notifications: some Sequence<(time: Double, worn: Bool)>) -> [WearSpan] {
         var spans: [WearSpan] = []
         for notification in notifications where notification.worn {
             if let last = spans.last, notification.time - last.end <= maximumGapSeconds {

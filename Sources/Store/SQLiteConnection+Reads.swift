@@ -42,10 +42,12 @@ extension SQLiteConnection {
 
     private static let joinedHeartRateColumns = "s.sensor, s.ts_ms, s.received_ms, s.bpm, s.contact, s.energy_kj, s.valid, s.raw, r.rr_1024, s.id"
 
+    /// Ties in time in the order stored (row id), as `hr_sample_by_time` holds them: ordering
+    /// them by sensor made SQLite sort every read in a temporary B-tree (issue 32).
     private static let heartRatesInTime = """
         SELECT \(joinedHeartRateColumns)
         FROM hr_sample s LEFT JOIN rr_interval r ON r.sample_id = s.id
-        WHERE s.ts_ms >= ? AND s.ts_ms < ? AND s.id <= ? ORDER BY s.ts_ms, s.sensor, r.position
+        WHERE s.ts_ms >= ? AND s.ts_ms < ? AND s.id <= ? ORDER BY s.ts_ms, s.id, r.position
         """
 
     /// Notifications stored after an id, in the order they were stored, `LIMIT` of them.

@@ -1,3 +1,4 @@
+import SleepStaging
 import Store
 
 /// A night window's heart-rate notifications, by sensor, in time order, kept compactly: what
@@ -7,52 +8,7 @@ import Store
 /// fold in only the rows stored since (issue 32).
 struct NightSamples: Sendable {
     /// One sensor's notifications, oldest first.
-    struct Series: Sendable, Equatable {
-        let sensor: String
-        private(set) var timesMs: [Int64] = []
-        private(set) var bpm: [UInt16] = []
-        private(set) var valid: [Bool] = []
-        /// `rr[rrEnds[i - 1] ..< rrEnds[i]]` are notification i's RR intervals (1/1024 s).
-        private(set) var rrEnds: [Int32] = []
-        private(set) var rr: [UInt16] = []
-        private(set) var validCount = 0
-
-        init(sensor: String) { self.sensor = sensor }
-
-        /// The notifications of one sensor (in time order), as a series.
-        init(_ samples: some Sequence<StoredHeartRate>, sensor: String) {
-            self.sensor = sensor
-            for sample in samples { _ = append(sample) }
-        }
-
-        var count: Int { timesMs.count }
-        var indices: Range<Int> { timesMs.indices }
-
-        /// False, and nothing added, for a notification older than the newest one kept.
-        mutating func append(_ sample: StoredHeartRate) -> Bool {
-            if let last = timesMs.last, sample.timeMs < last { return false }
-            timesMs.append(sample.timeMs)
-            bpm.append(UInt16(clamping: sample.bpm))
-            valid.append(sample.valid)
-            // 0x2A37 carries uint16 RR values: they fit.
-            rr.append(contentsOf: sample.rrIntervals.map { UInt16(clamping: $0) })
-            rrEnds.append(Int32(rr.count))
-            if sample.valid { validCount += 1 }
-            return true
-        }
-
-        func rrIntervals(at index: Int) -> [Int] { Array(rrSlice(at: index)) }
-
-        /// Notification `index`'s RR intervals without an array of their own.
-        func rrSlice(at index: Int) -> LazyMapSequence<ArraySlice<UInt16>, Int> { rr[rrRange(at: index)].lazy.map(Int.init) }
-
-        func hasRR(at index: Int) -> Bool { !rrRange(at: index).isEmpty }
-
-        /// The sum of notification `index`'s RR intervals, 1/1024 s.
-        func rrSum(at index: Int) -> Int { rrSlice(at: index).reduce(0, +) }
-
-        private func rrRange(at index: Int) -> Range<Int> { (index == 0 ? 0 : Int(rrEnds[index - 1]))..<Int(rrEnds[index]) }
-    }
+    typealias Series = NotificationSeries
 
     private var bySensor: [String: Series] = [:]
     /// Counts the notifications added: a night computed at one revision holds while it stands.
@@ -71,4 +27,17 @@ struct NightSamples: Sendable {
     }
 
     var count: Int { bySensor.values.reduce(0) { $0 + $1.count } }
+}
+
+extension NotificationSeries {
+    /// The notifications of one sensor (in time order), as a series.
+    init(_ samples: some Sequence<StoredHeartRate>, sensor: String) {
+        self.init(sensor: sensor)
+        for sample in samples { _ = append(sample) }
+    }
+
+    /// False, and nothing added, for a notification older than the newest one kept.
+    mutating func append(_ sample: StoredHeartRate) -> Bool {
+        append(timeMs: sample.timeMs, bpm: sample.bpm, valid: sample.valid, rr1024: sample.rrIntervals)
+    }
 }

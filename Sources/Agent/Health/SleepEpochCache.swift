@@ -69,9 +69,7 @@ final class SleepEpochCache {
         onlyComplete: Bool = false
     ) -> (SleepRecording, [EpochFeatureVector])? {
         var builder = RRSeriesBuilder(gapLimitMs: gapLimitMs)
-        for index in segment {
-            builder.add(timeMs: samples.timesMs[index], rr1024: samples.rrSlice(at: index), valid: samples.valid[index])
-        }
+        builder.add(samples, segment)
         guard let first = segment.first else { return nil }
         let firstBeat = Date(unixMs: samples.timesMs[first])
         guard let recording = try? builder.recording(utcOffsetSeconds: timeZone.secondsFromGMT(for: firstBeat), subject: subject).alignedToEpochGrid()

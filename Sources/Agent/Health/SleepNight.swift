@@ -59,10 +59,9 @@ struct SleepNight: Sendable, Equatable {
         }
         let times = samples.timesMs
         let span = window ?? (times.first ?? 0, (times.last ?? 0) + 1)
-        let wear = WearSpan.spans(samples.indices.map { (Double(times[$0]) / 1000, samples.valid[$0] && samples.hasRR(at: $0)) })
+        let wear = WearSpan.spans(samples)
         // Each epoch's heart rate from the valid notifications' intervals, read in place.
-        let heartRate = EpochHeartRate.perEpoch(
-            epochs, notifications: samples.indices.lazy.filter { samples.valid[$0] }.map { (time: Double(times[$0]) / 1000, rr1024: samples.rrSlice(at: $0)) })
+        let heartRate = EpochHeartRate.perEpoch(epochs, series: samples)
         let assembled = NightAssembly.assemble(
             epochs, wear: wear, window: Double(span.start) / 1000..<Double(span.end) / 1000,
             noon: noon(before: span.end, timeZone),

@@ -1,0 +1,51 @@
+/// One strap's heart-rate notifications, oldest first, kept compactly: about 12 bytes a
+/// notification (time, bpm, valid, and its RR intervals in one flat array) where an array per
+/// notification costs a heap block each. What a night is classified from: the agent keeps one
+/// per sensor while a night's rows arrive and folds in only the new ones (issue 32).
+///
+/// Concrete on purpose: the classifier's loops over a night's ~100 000 notifications run here,
+/// specialised, not through generic sequences resolved at run time.
+public struct NotificationSeries: Sendable, Equatable {
+    public let sensor: String
+    public private(set) var timesMs: [Int64] = []
+    public private(set) var bpm: [UInt16] = []
+    public private(set) var valid: [Bool] = []
+    /// `rr[rrEnds[i - 1] ..< rrEnds[i]]` are notification i's RR intervals (1/1024 s).
+    private var rrEnds: [Int32] = []
+    private var rr: [UInt16] = []
+    public private(set) var validCount = 0
+
+    public init(sensor: String) { self.sensor = sensor }
+
+    public var count: Int { timesMs.count }
+    public var indices: Range<Int> { timesMs.indices }
+
+    /// False, and nothing added, for a notification older than the newest one kept.
+    public mutating func append(timeMs: Int64, bpm: Int, valid: Bool, rr1024: [Int]) -> Bool {
+        if let last = timesMs.last, timeMs < last { return false }
+        timesMs.append(timeMs)
+        self.bpm.append(UInt16(clamping: bpm))
+        self.valid.append(valid)
+        // 0x2A37 carries uint16 RR values: they fit.
+        for interval in rr1024 { rr.append(UInt16(clamping: interval)) }
+        rrEnds.append(Int32(rr.count))
+        if valid { validCount += 1 }
+        return true
+    }
+
+    public func rrIntervals(at index: Int) -> [Int] { rrSlice(at: index).map(Int.init) }
+
+    /// Notification `index`'s RR intervals (1/1024 s) without an array of their own.
+    public func rrSlice(at index: Int) -> ArraySlice<UInt16> { rr[rrRange(at: index)] }
+
+    public func hasRR(at index: Int) -> Bool { !rrRange(at: index).isEmpty }
+
+    /// The sum of notification `index`'s RR intervals, 1/1024 s.
+    public func rrSum(at index: Int) -> Int {
+        var sum = 0
+        for interval in rrSlice(at: index) { sum += Int(interval) }
+        return sum
+    }
+
+    private func rrRange(at index: Int) -> Range<Int> { (index == 0 ? 0 : Int(rrEnds[index - 1]))..<Int(rrEnds[index]) }
+}
