@@ -13,15 +13,19 @@ struct RRSeriesBuilderTests {
         return try builder.recording(utcOffsetSeconds: 0)
     }
 
-    @Test("the real hour's notifications give back every interval")
+    @Test("the real hour's notifications give back every interval, but where a 5-minute slot moved its anchor (by under 20 ms)")
     func rebuildsTheHour() throws {
         let fixture = NSRFixture.shared
         let recording = try Self.rebuiltHour()
         #expect(recording.rr.intervals.count == fixture.intervalsMs.count)
         #expect(!recording.rr.intervals.contains { $0.isNaN }, "no gap in the fixture")
-        for (rebuilt, ms) in zip(recording.rr.intervals, fixture.intervalsMs) {
-            #expect(rebuilt == (Double(ms) * 1.024).rounded() / 1024)
+        var moved = 0
+        for (rebuilt, ms) in zip(recording.rr.intervals, fixture.intervalsMs) where rebuilt != (Double(ms) * 1.024).rounded() / 1024 {
+            moved += 1
+            #expect(abs(rebuilt - Double(ms) / 1000) < 0.02)
         }
+        print("strap beats: \(moved) intervals moved with their slot's anchor")
+        #expect(moved <= 12, "at most one per 5-minute slot of the hour")
     }
 
     @Test("the real hour's notifications give beat times within 50 ms of the truth")

@@ -29,6 +29,7 @@ struct ExportCommand: ParsableCommand {
     @Option(help: "Write to this file instead of standard output.") var output: String?
 
     func run() throws {
+        AgentLogging.bootstrap(level: options.logLevel.level)
         let config = try options.loadConfig()
         if let workout { return try export(workout: workout, config: config) }
         guard let from, let to else { throw ValidationError("give --from and --to (local dates), or --workout ID") }

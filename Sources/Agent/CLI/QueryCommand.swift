@@ -17,6 +17,7 @@ struct QueryCommand: ParsableCommand {
     @Option(help: "Track detail: one point per 5 minutes, or every stored fix.") var track: QueryRequest.TrackDetail = .fiveMinutes
 
     func run() throws {
+        AgentLogging.bootstrap(level: options.logLevel.level)
         let config = try options.loadConfig()
         let engine = QueryEngine(
             storePath: config.store.path, settings: AggregateSettings(config: config), maxReplyBytes: config.query.maxReplyBytes,
