@@ -55,7 +55,8 @@ struct AgentServices {
             logger: Logger(label: "keepalive.health"))
         let queries = QueryService(
             config: config, client: client, settings: settings, clock: clock, foldJournal: { await store.foldForReaders() },
-            keepSleepEpochs: { try await store.saveSleepEpochs($0) }, logger: Logger(label: "keepalive.query"))
+            keepSleepEpochs: { try await store.saveSleepEpochs($0) }, keepSleepNight: { try await store.saveSleepNight($0) },
+            logger: Logger(label: "keepalive.query"))
         for filter in queries.filters { client.handleOnNetworkThread(filter) { queries.receive($0) } }
         let gear = GearBook(
             store: store, writer: writer, topicRoot: config.topicRoot, clock: clock, autoCredit: config.workouts.autoCredit,

@@ -1,6 +1,6 @@
 /// A night: from its first block of sleep to the last that starts before noon (`NightAssembly`),
 /// and its time in bed from wear.
-public struct NightPeriod: Sendable, Equatable {
+public struct NightPeriod: Sendable, Equatable, Codable {
     /// Sleep onset: the start of the first sleep epoch (Unix s).
     public var start: Double
     /// Final awakening so far: the end of the last sleep epoch (Unix s).

@@ -35,7 +35,7 @@ public struct SleepPeriodRule: Sendable, Equatable {
 }
 
 /// A sleep period: the main one of a night (GGIR's sleep period time window) or a nap.
-public struct SleepPeriod: Sendable, Equatable {
+public struct SleepPeriod: Sendable, Equatable, Codable {
     /// Sleep onset: the start of its first sleep epoch (Unix seconds).
     public var start: Double
     /// Final awakening: the end of its last sleep epoch (Unix seconds).

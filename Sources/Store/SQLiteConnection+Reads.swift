@@ -19,7 +19,19 @@ extension SQLiteConnection {
         let statement = try self.statement(sql: Self.heartRatesInTime)
             .bind(.integer(fromMs), .integer(toMs), .integer(cursor?.heartRateID ?? .max))
         defer { statement.reset() }
-        try Self.groupedHeartRates(statement) { sample, _ in try body(sample) }
+        // Notifications of one instant (two sensors) go out by sensor name, so a replay that stored
+        // them in another order reads the same; the query gives them by row id.
+        var instant: [StoredHeartRate] = []
+        func flush() throws {
+            if instant.count > 1 { instant.sort { $0.sensor < $1.sensor } }
+            for sample in instant { try body(sample) }
+            instant.removeAll(keepingCapacity: true)
+        }
+        try Self.groupedHeartRates(statement) { sample, _ in
+            if let first = instant.first, first.timeMs != sample.timeMs { try flush() }
+            instant.append(sample)
+        }
+        try flush()
     }
 
     /// One row per RR interval (or one without any) of `joinedHeartRateColumns`, grouped here by
@@ -42,8 +54,9 @@ extension SQLiteConnection {
 
     private static let joinedHeartRateColumns = "s.sensor, s.ts_ms, s.received_ms, s.bpm, s.contact, s.energy_kj, s.valid, s.raw, r.rr_1024, s.id"
 
-    /// Ties in time in the order stored (row id), as `hr_sample_by_time` holds them: ordering
-    /// them by sensor made SQLite sort every read in a temporary B-tree (issue 32).
+    /// Ties in time in the order stored (row id), as `hr_sample_by_time` holds them, put in
+    /// sensor order by `forEachHeartRate`: ordering them by sensor here made SQLite sort every
+    /// read in a temporary B-tree (issue 32).
     private static let heartRatesInTime = """
         SELECT \(joinedHeartRateColumns)
         FROM hr_sample s LEFT JOIN rr_interval r ON r.sample_id = s.id

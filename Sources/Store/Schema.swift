@@ -186,6 +186,20 @@ enum Schema {
         CREATE INDEX outbox_supersedable ON outbox (topic) WHERE supersedable = 1 AND delivered = 0;
         CREATE INDEX outbox_set_aside ON outbox (id) WHERE rejected_reason IS NOT NULL;
         """,
+        // 11: finished nights kept with what they were classified from (Store+SleepNights.swift,
+        // docs/storage.md): a stale day's query serves its night while the window's rows and the
+        // settings are unchanged. Kept like the day aggregates when raw rows are pruned (a row per
+        // date), and never served once its window's rows differ.
+        """
+        CREATE TABLE IF NOT EXISTS sleep_night (
+            date TEXT PRIMARY KEY,                -- local YYYY-MM-DD credited with the night
+            window_rows INTEGER NOT NULL,         -- hr_sample rows in the night's window
+            window_time_sum INTEGER NOT NULL,     -- sum of their ts_ms after the window's start
+            settings TEXT NOT NULL,               -- agent version, person, rules, zone it was classified with
+            night TEXT NOT NULL,                  -- the night, JSON
+            check_crc INTEGER NOT NULL            -- CRC-32 of the other columns
+        );
+        """,
     ]
 
     static var latestVersion: Int { migrations.count }

@@ -36,7 +36,7 @@ struct RunningDaysTests {
         let store = try Store(path: path)
         let engine = QueryEngine(storePath: path, settings: settings, maxReplyBytes: .max, deviceID: "test")
         let handed = Mutex(0)
-        engine.keepSleepEpochs = { epochs in handed.withLock { $0 += epochs.count } }
+        engine.keeping.epochs = { epochs in handed.withLock { $0 += epochs.count } }
         _ = engine.follow(now: queryTime)
         var followedAfterFirstHour = false
         for hour in stride(from: 0, to: samples.count, by: 3600) {

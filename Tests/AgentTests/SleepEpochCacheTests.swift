@@ -134,7 +134,7 @@ struct SleepEpochCacheTests {
         await store.foldForReaders()
         let engine = QueryEngine(storePath: path, settings: Self.settings, maxReplyBytes: .max, deviceID: "test")
         let handed = LockedEpochs()
-        engine.keepSleepEpochs = { handed.add($0.count) }
+        engine.keeping.epochs = { handed.add($0.count) }
         return QueryRig(engine: engine, handed: handed, store: store, directory: directory)
     }
 

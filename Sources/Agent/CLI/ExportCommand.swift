@@ -36,6 +36,7 @@ struct ExportCommand: ParsableCommand {
         guard format != .tcx else { throw ValidationError("TCX holds one workout: use --workout ID") }
         let settings = AggregateSettings(config: config)
         let engine = QueryEngine(storePath: config.store.path, settings: settings, maxReplyBytes: .max, deviceID: config.device.id)
+        engine.carriesDays = false
         let now = AgentClock.commandLine(storePath: config.store.path).now()
         let first: LocalDay
         let last: LocalDay

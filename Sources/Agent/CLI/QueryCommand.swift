@@ -22,6 +22,7 @@ struct QueryCommand: ParsableCommand {
         let engine = QueryEngine(
             storePath: config.store.path, settings: AggregateSettings(config: config), maxReplyBytes: config.query.maxReplyBytes,
             deviceID: config.device.id)
+        engine.carriesDays = false
         let request = QueryRequest(date: date, include: Set(include), track: track, format: format)
         let reply = engine.answer(request, now: AgentClock.commandLine(storePath: config.store.path).now())
         FileHandle.standardOutput.write(Data(reply.body + [0x0A]))

@@ -10,7 +10,7 @@ struct NightSamples: Sendable {
     /// One sensor's notifications, oldest first.
     typealias Series = NotificationSeries
 
-    private var bySensor: [String: Series] = [:]
+    private(set) var bySensor: [String: Series] = [:]
     /// Counts the notifications added: a night computed at one revision holds while it stands.
     private(set) var revision = 0
 

@@ -54,27 +54,32 @@ struct RunningDay {
 
     /// The night as of the rows folded in, computed at `nowMs`; epochs computed with a complete
     /// window go to `keep`.
-    mutating func sleep(
-        settings: AggregateSettings, reader: StoreReader, nowMs: Int64?, keep: (([StoredSleepEpoch]) -> Void)?
-    ) throws -> SleepNight {
+    mutating func sleep(settings: AggregateSettings, reader: StoreReader, nowMs: Int64?, keep: SleepKeeping) throws -> SleepNight {
+        let fingerprint = night.fingerprint(windowStartMs: window.start)
+        if nowMs.map({ $0 >= window.end }) ?? true,
+            let kept = try SleepNight.kept(aggregate.day, settings: settings, reader: reader, fingerprint: fingerprint)
+        {
+            return kept
+        }
         guard let series = night.dominant else { return .none }
         let cache = try epochCache(for: series.sensor, reader: reader)
         let computed = SleepNight.compute(aggregate.day, settings: settings, series: series, nowMs: nowMs, cache: cache)
-        let fresh = cache.takeFresh()
-        if !fresh.isEmpty { keep?(fresh) }
+        keep.keep(cache.takeFresh())
+        if let record = computed.keptRecord(aggregate.day, settings: settings, fingerprint: fingerprint, nowMs: nowMs) {
+            keep.night?(record)
+        }
         return computed
     }
 
     /// Computes the features of the night's epochs whose window is complete and that are not
     /// kept yet, classifying nothing (`SleepEpochCache.prepare`): while a backlog lands.
-    mutating func prepareNight(settings: AggregateSettings, reader: StoreReader, keep: (([StoredSleepEpoch]) -> Void)?) throws {
+    mutating func prepareNight(settings: AggregateSettings, reader: StoreReader, keep: SleepKeeping) throws {
         guard let series = night.dominant else { return }
         let cache = try epochCache(for: series.sensor, reader: reader)
         for segment in SleepNight.segments(series) {
             cache.prepare(of: series, segment, timeZone: settings.timeZone, gapLimitMs: settings.gapLimitMs)
         }
-        let fresh = cache.takeFresh()
-        if !fresh.isEmpty { keep?(fresh) }
+        keep.keep(cache.takeFresh())
     }
 
     private mutating func epochCache(for sensor: String, reader: StoreReader) throws -> SleepEpochCache {

@@ -16,7 +16,7 @@ import Store
 /// day.
 ///
 /// A pure function of the stored rows: a replayed backlog gives the same night.
-struct SleepNight: Sendable, Equatable {
+struct SleepNight: Sendable, Equatable, Codable {
     var main: NightPeriod?
     var naps: [SleepPeriod]
     /// Lowest 5-minute rolling mean of valid samples within the main period.
@@ -154,28 +154,33 @@ extension SleepNight {
         return night
     }
 
-    /// The same through a read-only connection (queries, the command line): epochs computed here
-    /// go to `keep`, where there is a writer to keep them.
+    /// The same through a read-only connection (queries, the command line): epochs computed here,
+    /// and the night once its window is over, go to `keep`, where there is a writer to keep them.
     static func compute(
         _ day: LocalDay, settings: AggregateSettings, reader: StoreReader, upTo cursor: RowCursor? = nil, nowMs: Int64? = nil,
-        keep: (([StoredSleepEpoch]) -> Void)? = nil
+        keep: SleepKeeping = .nothing
     ) throws -> SleepNight {
         let computed = try computeKeeping(day, settings: settings, reader: reader, upTo: cursor, nowMs: nowMs)
-        if !computed.fresh.isEmpty { keep?(computed.fresh) }
+        keep.keep(computed.fresh)
+        if let record = computed.record { keep.night?(record) }
         return computed.night
     }
 
-    /// The night, and the epochs it computed with a complete window, for the caller to keep.
+    /// The night, the epochs it computed with a complete window and the night's record once its
+    /// window is over, for the caller to keep. A night kept from an unchanged window is served
+    /// without reading its rows (`kept`).
     static func computeKeeping(
         _ day: LocalDay, settings: AggregateSettings, reader: StoreReader, upTo cursor: RowCursor?, nowMs: Int64?
-    ) throws -> (night: SleepNight, fresh: [StoredSleepEpoch]) {
+    ) throws -> (night: SleepNight, fresh: [StoredSleepEpoch], record: StoredSleepNight?) {
         let window = window(of: day)
+        if nowMs.map({ $0 >= window.end }) ?? true, let kept = try kept(day, settings: settings, reader: reader) { return (kept, [], nil) }
         var samples = NightSamples()
         try reader.forEachHeartRate(fromMs: window.start, toMs: window.end, upTo: cursor) { _ = samples.add($0) }
-        guard let series = samples.dominant else { return (.none, []) }
+        guard let series = samples.dominant else { return (.none, [], nil) }
         let cache = try SleepEpochCache(sensor: series.sensor, window: window, reader: reader)
         let night = compute(day, settings: settings, series: series, nowMs: nowMs, cache: cache)
-        return (night, cache.takeFresh())
+        let record = night.keptRecord(day, settings: settings, fingerprint: samples.fingerprint(windowStartMs: window.start), nowMs: nowMs)
+        return (night, cache.takeFresh(), record)
     }
 
     /// The night from its window's notifications already collected (a running day's), with the
@@ -191,7 +196,7 @@ extension SleepNight {
     }
 
     /// The sleeper as the classifier takes it, aged as of the year of `day`.
-    private static func subject(_ day: LocalDay, _ settings: AggregateSettings) -> SubjectData {
+    static func subject(_ day: LocalDay, _ settings: AggregateSettings) -> SubjectData {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = day.timeZone
         return settings.person.subject(inYear: calendar.component(.year, from: day.start))

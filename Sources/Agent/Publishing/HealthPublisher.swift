@@ -299,6 +299,7 @@ actor HealthPublisher: Service, CustomStringConvertible {
             try SleepNight.computeKeeping(day, settings: settings, reader: reader, upTo: cursor, nowMs: nowMs)
         }
         try await store.saveSleepEpochs(computed.fresh)
+        if let record = computed.record { try await store.saveSleepNight(record) }
         return computed.night
     }
 

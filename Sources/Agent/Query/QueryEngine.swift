@@ -15,9 +15,13 @@ final class QueryEngine {
     /// Today and the days without a current stored aggregate, carried between queries and
     /// followed between them (`follow`): each query folds in only the rows stored since (issue 32).
     private(set) var running = RunningDays()
-    /// Where sleep epochs this engine computed are kept (the agent's writer); nil for the command
-    /// line, which only reads the store.
-    var keepSleepEpochs: (([StoredSleepEpoch]) -> Void)?
+    /// Where sleep epochs and finished nights this engine computed are kept (the agent's writer);
+    /// nothing for the command line, which only reads the store.
+    var keeping = SleepKeeping.nothing
+    /// Whether it carries the days it computes from one query to the next (the agent's engines).
+    /// The command line answers once: a stale day whose night the agent kept unchanged is then
+    /// read as the day's rows alone (`SleepNight.kept`), without its night window.
+    var carriesDays = true
 
     static let fiveMinutesMs: Int64 = 300_000
 
@@ -149,10 +153,15 @@ final class QueryEngine {
         if include.contains(.health) {
             if let current {
                 health = .raw(current.payload)
+            } else if !carriesDays, !isToday, mayScan, let kept = try SleepNight.kept(day, settings: settings, reader: reader) {
+                var withSleep = try DayAggregate.build(day, settings: settings, reader: reader)
+                computed = withSleep
+                withSleep.sleep = kept
+                health = withSleep.document(final: true, nowMs: 0).json(seq: nil)
             } else {
                 var withSleep = try aggregate()
                 withSleep.sleep = try running.night(
-                    day, settings: settings, reader: reader, nowMs: nowMs, isToday: isToday, keep: keepSleepEpochs)
+                    day, settings: settings, reader: reader, nowMs: nowMs, isToday: isToday, keep: keeping)
                 health = withSleep.document(final: !isToday, nowMs: isToday ? nowMs : 0).json(seq: nil)
             }
         }
@@ -216,7 +225,7 @@ final class QueryEngine {
             return try reader.snapshot {
                 try running.follow(
                     settings: settings, reader: reader, today: LocalDay(containing: now, timeZone: settings.timeZone),
-                    nowMs: now.unixMs, keep: keepSleepEpochs)
+                    nowMs: now.unixMs, keep: keeping)
             }
         } catch {
             reader = nil

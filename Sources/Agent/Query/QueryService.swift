@@ -43,7 +43,8 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
     init(
         config: AgentConfig, client: MQTTClient, settings: AggregateSettings, clock: AgentClock,
         foldJournal: (@Sendable () async -> Void)? = nil,
-        keepSleepEpochs: (@Sendable ([StoredSleepEpoch]) async throws -> Void)? = nil, logger: Logger
+        keepSleepEpochs: (@Sendable ([StoredSleepEpoch]) async throws -> Void)? = nil,
+        keepSleepNight: (@Sendable (StoredSleepNight) async throws -> Void)? = nil, logger: Logger
     ) {
         self.clock = clock
         self.foldJournal = foldJournal
@@ -55,12 +56,21 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
         routing = ReplyRouting(config: config)
         self.logger = logger
         let engine = Self.makeEngine(config: config, settings: settings)
+        // Sleep epochs and nights a query computed are kept by the writer, off the query's path.
         if let keepSleepEpochs {
-            // Sleep epochs a query computed are kept by the writer, off the query's path.
-            engine.keepSleepEpochs = { epochs in
+            engine.keeping.epochs = { epochs in
                 Task {
                     do { try await keepSleepEpochs(epochs) } catch {
                         logger.warning("could not keep sleep epochs", metadata: ["count": "\(epochs.count)", "error": "\(error)"])
+                    }
+                }
+            }
+        }
+        if let keepSleepNight {
+            engine.keeping.night = { night in
+                Task {
+                    do { try await keepSleepNight(night) } catch {
+                        logger.warning("could not keep a sleep night", metadata: ["date": "\(night.date)", "error": "\(error)"])
                     }
                 }
             }

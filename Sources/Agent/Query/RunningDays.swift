@@ -56,8 +56,7 @@ struct RunningDays {
     /// strap adds one a second, at most every `SleepNight.todayRefresh` — and while it is in
     /// progress every `todayRefresh` (a strap taken off ends it without a new row).
     mutating func night(
-        _ day: LocalDay, settings: AggregateSettings, reader: StoreReader, nowMs: Int64, isToday: Bool,
-        keep: (([StoredSleepEpoch]) -> Void)?
+        _ day: LocalDay, settings: AggregateSettings, reader: StoreReader, nowMs: Int64, isToday: Bool, keep: SleepKeeping
     ) throws -> SleepNight {
         let revision = days[day]?.night.revision
         if let kept = nights[day] {
@@ -73,7 +72,7 @@ struct RunningDays {
     /// and then none in this round (the backlog is in). True when there were new rows: call
     /// again soon.
     mutating func follow(
-        settings: AggregateSettings, reader: StoreReader, today: LocalDay, nowMs: Int64, keep: (([StoredSleepEpoch]) -> Void)?
+        settings: AggregateSettings, reader: StoreReader, today: LocalDay, nowMs: Int64, keep: SleepKeeping
     ) throws -> Bool {
         let current = try reader.rowCursor()
         defer { followed = current }
@@ -137,7 +136,7 @@ struct RunningDays {
     }
 
     private mutating func classify(
-        _ day: LocalDay, settings: AggregateSettings, reader: StoreReader, nowMs: Int64, keep: (([StoredSleepEpoch]) -> Void)?
+        _ day: LocalDay, settings: AggregateSettings, reader: StoreReader, nowMs: Int64, keep: SleepKeeping
     ) throws -> SleepNight {
         let night: SleepNight
         if var carried = days[day] {

@@ -1,0 +1,40 @@
+/// A finished night as kept (schema 11, docs/storage.md "Sleep nights"): the classified night
+/// of a local date with what it was computed from, so that a query of a day whose aggregate is
+/// stale does not classify an unchanged night again. It serves while the night window's rows and
+/// the settings are the same; `check` catches a row that rotted on the card.
+public struct StoredSleepNight: Sendable, Equatable {
+    /// The local date credited with the night, YYYY-MM-DD.
+    public var date: String
+    /// The night window's heart-rate rows when it was classified: their number and the sum of
+    /// their times after the window's start (ms); any row added or removed changes them.
+    public var windowRows: Int64
+    public var windowTimeSumMs: Int64
+    /// What it was classified with (the agent's version, the person, the rules, the zone).
+    public var settings: String
+    /// The night, as JSON.
+    public var night: String
+
+    public init(date: String, windowRows: Int64, windowTimeSumMs: Int64, settings: String, night: String) {
+        self.date = date
+        self.windowRows = windowRows
+        self.windowTimeSumMs = windowTimeSumMs
+        self.settings = settings
+        self.night = night
+    }
+
+    /// CRC-32 of every column.
+    var check: Int64 {
+        var bytes = Array(date.utf8)
+        for word in [UInt64(bitPattern: windowRows), UInt64(bitPattern: windowTimeSumMs)] {
+            for shift in stride(from: UInt64(0), to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: word >> shift)) }
+        }
+        bytes += Array(settings.utf8) + [0] + Array(night.utf8)
+        return Int64(CRC32.checksum(bytes))
+    }
+}
+
+/// A kept night as read: nil when there is none, or when it failed its check (`damaged`).
+public struct SleepNightRead: Sendable {
+    public var night: StoredSleepNight?
+    public var damaged: Bool
+}

@@ -1,0 +1,51 @@
+extension SQLiteConnection {
+    func sleepNight(date: String) throws -> SleepNightRead {
+        // A file the agent has not opened since schema 11 (the command line reads it as it is)
+        // has no kept nights.
+        guard try scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'sleep_night'") == 1 else {
+            return SleepNightRead(night: nil, damaged: false)
+        }
+        let statement = try self.statement(
+            "SELECT window_rows, window_time_sum, settings, night, check_crc FROM sleep_night WHERE date = ?"
+        ).bind(.text(date))
+        defer { statement.reset() }
+        guard try statement.step() else { return SleepNightRead(night: nil, damaged: false) }
+        let night = StoredSleepNight(
+            date: date, windowRows: statement.int64(0), windowTimeSumMs: statement.int64(1), settings: statement.text(2),
+            night: statement.text(3))
+        guard night.check == statement.int64(4) else { return SleepNightRead(night: nil, damaged: true) }
+        return SleepNightRead(night: night, damaged: false)
+    }
+
+    /// The number of heart-rate rows in `[fromMs, toMs)` and the sum of their times after
+    /// `fromMs`: read from the time index alone.
+    func heartRateFingerprint(fromMs: Int64, toMs: Int64) throws -> (rows: Int64, timeSumMs: Int64) {
+        let statement = try self.statement("SELECT count(*), coalesce(sum(ts_ms - ?1), 0) FROM hr_sample WHERE ts_ms >= ?1 AND ts_ms < ?2")
+            .bind(.integer(fromMs), .integer(toMs))
+        defer { statement.reset() }
+        guard try statement.step() else { return (0, 0) }
+        return (statement.int64(0), statement.int64(1))
+    }
+}
+
+extension Store {
+    /// Keeps a finished night (replacing what was kept for its date).
+    public func saveSleepNight(_ night: StoredSleepNight) throws {
+        try db.statement(
+            "INSERT OR REPLACE INTO sleep_night (date, window_rows, window_time_sum, settings, night, check_crc) VALUES (?, ?, ?, ?, ?, ?)"
+        ).bind(
+            .text(night.date), .integer(night.windowRows), .integer(night.windowTimeSumMs), .text(night.settings), .text(night.night),
+            .integer(night.check)
+        ).run()
+    }
+
+    public func sleepNight(date: String) throws -> SleepNightRead { try db.sleepNight(date: date) }
+}
+
+extension StoreReader {
+    public func sleepNight(date: String) throws -> SleepNightRead { try db.sleepNight(date: date) }
+
+    public func heartRateFingerprint(fromMs: Int64, toMs: Int64) throws -> (rows: Int64, timeSumMs: Int64) {
+        try db.heartRateFingerprint(fromMs: fromMs, toMs: toMs)
+    }
+}
