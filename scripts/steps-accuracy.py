@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Strap steps against hand-labelled steps, end to end: each recording's accelerometer signal is
+"""Strap steps against labelled or reference steps, end to end: each recording's accelerometer signal is
 resampled to the strap's 50 Hz, sent as `pmd_acc` bridge messages (what a Polar H10 notification
 holds) by a `command` bridge child into the agent process (`keepalive run`), and the steps the
 agent stores (`step_record`, kind `acc`) are compared per recording with the dataset's own count.
 
-Datasets (pass the folder holding the files; nothing of either is committed here):
+Datasets (pass the folder holding the files; nothing of GaitData is committed, of the other two
+only the samples in Tests/Fixtures/steps):
 - `gaitdata`: "A Reference Data Set for the Study of Healthy Subject Gait with Inertial Measurement
   Units" (Voisard et al.; github.com/CyrilVoisard/ipol_dataset_1, folder GaitData, AGPL-3.0):
   19 healthy adults, 110 trials of standing, walking 10 m, turning, walking back, stopping; a
@@ -18,9 +19,9 @@ Datasets (pass the folder holding the files; nothing of either is committed here
   phone's hardware step counter (user 2 only: user 1's column is 0) are printed beside ours.
 - `movingreality`: the Movin(g)Reality study's Xsens recordings (Ensink et al. 2024; Sint
   Maartenskliniek, github.com/SintMaartenskliniek/MovingReality, folder data, MIT licence):
-  12 people after a stroke walking ~3 minutes on a treadmill (GRAIL), 5 trials each; a lower-back
+  12 people after a stroke walking 2-3 minutes on a treadmill (GRAIL), 5 trials each; a lower-back
   (lumbar) XSens MTw Awinda at 100 Hz, and one on each shank and foot. The study's reference (Vicon
-  .c3d) is not in the public snapshot, so the reference here is the shank gyroscopes: one
+  .c3d) could not be retrieved (over 4 MiB a file), so the reference here is the shank gyroscopes: one
   mid-swing peak of each shank's sagittal angular velocity per stride (Salarian et al. 2004),
   steps = left + right swings; a trial is scored only where the two legs agree within one swing
   (on a continuous walk they alternate), else it is listed as left out with both counts.
