@@ -17,6 +17,12 @@ only the samples in Tests/Fixtures/steps):
   chest), a bag or an armband; ~100 Hz; the steps counted by the dataset's ground-truth device
   (last value of its column). Reference = that count; the dataset's own algorithm's count and the
   phone's hardware step counter (user 2 only: user 1's column is 0) are printed beside ours.
+- `oxford-optimisation`: the same data set's `optimisation` folder (the walks its authors tuned
+  their algorithm on; ours never saw them; CC BY 4.0): 48 walks of 2-3 minutes by 3 people with
+  Nexus, Pixel and Samsung phones in the hand, pockets, an armband, a purse, swinging in the hand
+  or in a neck pouch; the ground truth is two foot switches sampled about 10 times a second
+  (`stepcounter.csv`): a step is a switch going from 0 to 1, counted as the folder's own
+  `stats.js` counts it. Folders starting with `_` (patients, without ground truth) are skipped.
 - `movingreality`: the Movin(g)Reality study's Xsens recordings (Ensink et al. 2024; Sint
   Maartenskliniek, github.com/SintMaartenskliniek/MovingReality, folder data, MIT licence):
   12 people after a stroke walking 2-3 minutes on a treadmill (GRAIL), 5 trials each; a lower-back
@@ -26,7 +32,7 @@ only the samples in Tests/Fixtures/steps):
   steps = left + right swings; a trial is scored only where the two legs agree within one swing
   (on a continuous walk they alternate), else it is listed as left out with both counts.
 
-Usage: scripts/steps-accuracy.py {gaitdata|oxford|movingreality} DIR [--only TEXT]
+Usage: scripts/steps-accuracy.py {gaitdata|oxford|oxford-optimisation|movingreality} DIR [--only TEXT]
 Needs: a built agent (.build/debug/keepalive or $KEEPALIVE_BIN), python3 with numpy.
 Prints one row per recording and the mean |error| per recording.
 """
@@ -78,6 +84,20 @@ def oxford(folder):
         data = np.loadtxt(path, delimiter=",")
         times = (data[:, 0] - data[0, 0]) / 1e9
         yield os.path.basename(path)[:-4], times, data[:, 1:4], int(data[-1, 5]), {"oxford_algo": int(data[-1, 4]), "phone_hw": int(data[-1, 6]) or None}
+
+
+def oxford_optimisation(folder):
+    """(name, times s, acc m/s² N×3, reference steps) per walk of the `optimisation/data` folder."""
+    for walk in sorted(glob.glob(os.path.join(folder, "*", "stepcounter.csv"))):
+        directory = os.path.dirname(walk)
+        if os.path.basename(directory).startswith("_"):
+            continue
+        switches = np.loadtxt(walk, delimiter=",", ndmin=2)
+        # Rising edges of either foot switch, from the first row on (as the data set's stats.js).
+        steps = int(sum((np.diff(switches[:, column]) == 1).sum() for column in (1, 2)))
+        data = np.loadtxt(os.path.join(directory, "accelerometer.csv"), delimiter=",", ndmin=2)
+        data = data[np.concatenate([[True], np.diff(data[:, 0]) > 0])]
+        yield os.path.basename(directory), (data[:, 0] - data[0, 0]) / 1e9, data[:, 2:5], steps, {}
 
 
 def xsens_columns(path):
@@ -218,11 +238,12 @@ def run_agent(work, bridge_file, expected_sensors):
 def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("dataset", choices=["gaitdata", "oxford", "movingreality"])
+    parser.add_argument("dataset", choices=["gaitdata", "oxford", "oxford-optimisation", "movingreality"])
     parser.add_argument("folder")
     parser.add_argument("--only", help="only recordings whose name contains this")
     args = parser.parse_args()
-    reader = {"gaitdata": gaitdata, "oxford": oxford, "movingreality": movingreality}[args.dataset]
+    reader = {"gaitdata": gaitdata, "oxford": oxford, "oxford-optimisation": oxford_optimisation,
+              "movingreality": movingreality}[args.dataset]
     recordings = [r for r in reader(args.folder) if not args.only or args.only in r[0]]
     if not recordings:
         sys.exit("no recordings in %s" % args.folder)
