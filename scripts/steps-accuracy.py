@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Strap steps against hand-labelled steps, end to end: each recording's accelerometer signal is
+"""Strap steps against labelled or reference steps, end to end: each recording's accelerometer signal is
 resampled to the strap's 50 Hz, sent as `pmd_acc` bridge messages (what a Polar H10 notification
 holds) by a `command` bridge child into the agent process (`keepalive run`), and the steps the
 agent stores (`step_record`, kind `acc`) are compared per recording with the dataset's own count.
 
-Datasets (pass the folder holding the files; nothing of either is committed here):
+Datasets (pass the folder holding the files; nothing of GaitData is committed, of the other two
+only the samples in Tests/Fixtures/steps):
 - `gaitdata`: "A Reference Data Set for the Study of Healthy Subject Gait with Inertial Measurement
   Units" (Voisard et al.; github.com/CyrilVoisard/ipol_dataset_1, folder GaitData, AGPL-3.0):
   19 healthy adults, 110 trials of standing, walking 10 m, turning, walking back, stopping; a
@@ -16,8 +17,22 @@ Datasets (pass the folder holding the files; nothing of either is committed here
   chest), a bag or an armband; ~100 Hz; the steps counted by the dataset's ground-truth device
   (last value of its column). Reference = that count; the dataset's own algorithm's count and the
   phone's hardware step counter (user 2 only: user 1's column is 0) are printed beside ours.
+- `oxford-optimisation`: the same data set's `optimisation` folder (the walks its authors tuned
+  their algorithm on; ours never saw them; CC BY 4.0): 48 walks of 2-3 minutes by 3 people with
+  Nexus, Pixel and Samsung phones in the hand, pockets, an armband, a purse, swinging in the hand
+  or in a neck pouch; the ground truth is two foot switches sampled about 10 times a second
+  (`stepcounter.csv`): a step is a switch going from 0 to 1, counted as the folder's own
+  `stats.js` counts it. Folders starting with `_` (patients, without ground truth) are skipped.
+- `movingreality`: the Movin(g)Reality study's Xsens recordings (Ensink et al. 2024; Sint
+  Maartenskliniek, github.com/SintMaartenskliniek/MovingReality, folder data, MIT licence):
+  12 people after a stroke walking 2-3 minutes on a treadmill (GRAIL), 5 trials each; a lower-back
+  (lumbar) XSens MTw Awinda at 100 Hz, and one on each shank and foot. The study's reference (Vicon
+  .c3d) could not be retrieved (over 4 MiB a file), so the reference here is the shank gyroscopes: one
+  mid-swing peak of each shank's sagittal angular velocity per stride (Salarian et al. 2004),
+  steps = left + right swings; a trial is scored only where the two legs agree within one swing
+  (on a continuous walk they alternate), else it is listed as left out with both counts.
 
-Usage: scripts/steps-accuracy.py {gaitdata|oxford} DIR [--only TEXT]
+Usage: scripts/steps-accuracy.py {gaitdata|oxford|oxford-optimisation|movingreality} DIR [--only TEXT]
 Needs: a built agent (.build/debug/keepalive or $KEEPALIVE_BIN), python3 with numpy.
 Prints one row per recording and the mean |error| per recording.
 """
@@ -69,6 +84,96 @@ def oxford(folder):
         data = np.loadtxt(path, delimiter=",")
         times = (data[:, 0] - data[0, 0]) / 1e9
         yield os.path.basename(path)[:-4], times, data[:, 1:4], int(data[-1, 5]), {"oxford_algo": int(data[-1, 4]), "phone_hw": int(data[-1, 6]) or None}
+
+
+def oxford_optimisation(folder):
+    """(name, times s, acc m/s² N×3, reference steps) per walk of the `optimisation/data` folder."""
+    for walk in sorted(glob.glob(os.path.join(folder, "*", "stepcounter.csv"))):
+        directory = os.path.dirname(walk)
+        if os.path.basename(directory).startswith("_"):
+            continue
+        switches = np.loadtxt(walk, delimiter=",", ndmin=2)
+        # Rising edges of either foot switch, from the first row on (as the data set's stats.js).
+        steps = int(sum((np.diff(switches[:, column]) == 1).sum() for column in (1, 2)))
+        data = np.loadtxt(os.path.join(directory, "accelerometer.csv"), delimiter=",", ndmin=2)
+        data = data[np.concatenate([[True], np.diff(data[:, 0]) > 0])]
+        yield os.path.basename(directory), (data[:, 0] - data[0, 0]) / 1e9, data[:, 2:5], steps, {}
+
+
+def xsens_columns(path):
+    """PacketCounter (unwrapped from 16 bits), Acc_X..Z (m/s²) and Gyr_X..Z (rad/s) of an MT Manager
+    text export; its SampleTimeFine column is empty."""
+    with open(path) as f:
+        rows = [line.split("\t") for line in f if line[:1].isdigit()]
+    if not rows:
+        return None
+    header = 2  # PacketCounter, SampleTimeFine, then Acc_X, Acc_Y, Acc_Z, FreeAcc_E/N/U, Gyr_X, Gyr_Y, Gyr_Z
+    data = np.array([[float(r[0])] + [float(v) for v in r[header:header + 3] + r[header + 6:header + 9]] for r in rows])
+    counter = data[:, 0] + 65536 * np.concatenate([[0], np.cumsum(np.diff(data[:, 0]) < -30000)])
+    keep = np.concatenate([[True], np.diff(counter) > 0])
+    return counter[keep], data[keep, 1:4], data[keep, 4:7]
+
+
+def shank_swings(gyro, rate=100.0):
+    """Mid-swing peaks of a shank's sagittal angular velocity (Salarian et al. 2004): the axis of
+    largest variance, signed so the swing peak is positive, smoothed (two 4 Hz moving averages); a
+    peak is the largest value within ±0.3 s, at least 50 °/s and a quarter of the 99th percentile,
+    and 0.6 s after the previous one (no stride is shorter)."""
+    centred = gyro - gyro.mean(axis=0)
+    axis = np.linalg.svd(centred[::5], full_matrices=False)[2][0]
+    w = centred @ axis
+    if np.percentile(w, 99.5) < -np.percentile(w, 0.5):
+        w = -w
+    kernel = np.ones(int(rate / 8)) / int(rate / 8)
+    w = np.convolve(np.convolve(w, kernel, mode="same"), kernel, mode="same")
+    threshold = max(np.radians(50), 0.25 * np.percentile(w, 99))
+    half, gap, peaks = int(0.3 * rate), int(0.6 * rate), []
+    for i in range(half, len(w) - half):
+        if w[i] >= threshold and w[i] == w[i - half:i + half + 1].max():
+            if peaks and i - peaks[-1] < gap:
+                if w[i] > w[peaks[-1]]:
+                    peaks[-1] = i
+                continue
+            peaks.append(i)
+    return len(peaks)
+
+
+def movingreality(folder):
+    """(name, times s, acc m/s² N×3, reference steps) per treadmill trial, lumbar sensor; the
+    reference from the shanks (see the module's docstring)."""
+    for participant_folder in sorted(glob.glob(os.path.join(folder, "1019_pp*"))):
+        participant = os.path.basename(participant_folder)[len("1019_"):]
+        # corresponding_files.txt names each trial's Xsens export ("1019_MR003_FBPO.c3d = exported003",
+        # sometimes with a stray "']" or a comment): only the exports it lists are trials.
+        trials = []
+        for line in open(os.path.join(participant_folder, "corresponding_files.txt")):
+            if "=" in line:
+                c3d, exported = line.split("#")[0].split("=")
+                kind = c3d.strip().rstrip("']").replace(".c3d", "").rsplit("_", 1)[-1]
+                trials.append((kind, exported.strip()))
+        for kind, exported in trials:
+            trial = os.path.join(participant_folder, "Xsens", exported)
+            name = "%s-%s" % (participant, kind)
+            specs = glob.glob(os.path.join(trial, "sensorspec.json*"))
+            if not specs:
+                print("left out %s: no sensorspec.json" % name, file=sys.stderr)
+                continue
+            spec = json.load(open(specs[0]))
+            paths = {}
+            for segment in ("lumbar", "leftshank", "rightshank"):
+                # The spec names a sensor by its id's tail ("47787.txt" or "00B47787.txt").
+                found = [p for p in glob.glob(os.path.join(trial, "*.txt")) if p.endswith(spec[segment]) and "sensorspec" not in p]
+                paths[segment] = found[0] if len(found) == 1 else None
+            columns = {segment: xsens_columns(path) if path else None for segment, path in paths.items()}
+            if any(c is None for c in columns.values()):
+                print("left out %s: a sensor's file is missing or empty (%s)" % (name, ", ".join(s for s, c in columns.items() if c is None)), file=sys.stderr)
+                continue
+            left, right = shank_swings(columns["leftshank"][2]), shank_swings(columns["rightshank"][2])
+            if abs(left - right) > 1:
+                print("left out %s: the shanks disagree (left %d, right %d swings)" % (name, left, right), file=sys.stderr)
+                continue
+            counter, acc, _ = columns["lumbar"]
+            yield name, (counter - counter[0]) / 100.0, acc, left + right, {}
 
 
 def resampled_mg(times, acc):
@@ -133,11 +238,12 @@ def run_agent(work, bridge_file, expected_sensors):
 def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("dataset", choices=["gaitdata", "oxford"])
+    parser.add_argument("dataset", choices=["gaitdata", "oxford", "oxford-optimisation", "movingreality"])
     parser.add_argument("folder")
     parser.add_argument("--only", help="only recordings whose name contains this")
     args = parser.parse_args()
-    reader = gaitdata if args.dataset == "gaitdata" else oxford
+    reader = {"gaitdata": gaitdata, "oxford": oxford, "oxford-optimisation": oxford_optimisation,
+              "movingreality": movingreality}[args.dataset]
     recordings = [r for r in reader(args.folder) if not args.only or args.only in r[0]]
     if not recordings:
         sys.exit("no recordings in %s" % args.folder)

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Makes the step fixtures in this folder (see README.md for what each is and where it comes from).
 
-    python3 make_fixtures.py [MOBGAP_SDIST_DIR] [--oxford OXFORD_VALIDATION_DIR]
+    python3 make_fixtures.py [MOBGAP_SDIST_DIR] [--oxford OXFORD_VALIDATION_DIR] [--movingreality MOVINGREALITY_DATA_DIR]
 
 MOBGAP_SDIST_DIR is the unpacked source distribution of mobgap 1.2.0 from PyPI
 (`pip download --no-deps --no-binary :all: mobgap==1.2.0`, then untar); OXFORD_VALIDATION_DIR
-the `validation` folder of github.com/Oxford-step-counter/DataSet (CC BY 4.0); without them only
+the `validation` folder of github.com/Oxford-step-counter/DataSet (CC BY 4.0);
+MOVINGREALITY_DATA_DIR the `data` folder of github.com/SintMaartenskliniek/MovingReality (MIT); without them only
 the synthesised fixtures are written and the real ones are kept as they are. Needs numpy and scipy (Debian: python3-numpy python3-scipy).
 Deterministic: the same inputs give the same files.
 """
@@ -212,6 +213,33 @@ def oxford_fixture(folder):
     return recordings
 
 
+# The first trial listed for each of the first two participants (not chosen by their result).
+MOVINGREALITY_TRIALS = ["pp01-1Reg", "pp02-Reg"]
+
+
+def movingreality_fixture(folder):
+    """Two treadmill walks of the Movin(g)Reality study (people after a stroke, lumbar sensor), read,
+    resampled and referenced by scripts/steps-accuracy.py's own loader (shank mid-swing peaks)."""
+    import importlib.util
+    path = os.path.join(HERE, "..", "..", "..", "scripts", "steps-accuracy.py")
+    spec = importlib.util.spec_from_file_location("steps_accuracy", path)
+    steps_accuracy = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(steps_accuracy)
+    lines, seq, recordings = [], 0, []
+    for name, times, acc, reference, _ in steps_accuracy.movingreality(folder):
+        if name not in MOVINGREALITY_TRIALS:
+            continue
+        sensor = "movingreality-" + name
+        start = EPOCH + datetime.timedelta(minutes=10 * len(recordings))
+        samples = steps_accuracy.resampled_mg(times, acc)
+        batch, seq = acc_messages(sensor, start, 50, samples, seq)
+        lines += batch
+        recordings.append({"sensor": sensor, "trial": name, "first_sample": iso(start), "rate_hz": 50,
+                           "samples": len(samples), "shank_swing_steps": int(reference)})
+    write("movingreality-treadmill-acc.ndjson", lines)
+    return recordings
+
+
 def main():
     rsc_fixture()
     reference = {"synthetic": synthetic_fixture()}
@@ -221,10 +249,16 @@ def main():
         at = arguments.index("--oxford")
         oxford = arguments[at + 1]
         del arguments[at:at + 2]
+    movingreality = None
+    if "--movingreality" in arguments:
+        at = arguments.index("--movingreality")
+        movingreality = arguments[at + 1]
+        del arguments[at:at + 2]
     with open(os.path.join(HERE, "reference.json")) as existing:
         kept = json.load(existing)
     reference["mobilised"] = mobilised_fixture(arguments[0]) if arguments else kept["mobilised"]
     reference["oxford"] = oxford_fixture(oxford) if oxford else kept["oxford"]
+    reference["movingreality"] = movingreality_fixture(movingreality) if movingreality else kept["movingreality"]
     with open(os.path.join(HERE, "reference.json"), "w") as out:
         json.dump(reference, out, indent=1)
         out.write("\n")
