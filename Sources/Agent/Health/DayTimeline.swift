@@ -82,10 +82,9 @@ struct DayTimeline {
     /// The timeline as the reply's array of buckets.
     mutating func json() -> JSONValue {
         foldSteps()
-        let formatter = Self.formatter(day.timeZone)
         return .array(buckets.map { bucket in
             .object([
-                ("from", .string(formatter.string(from: Date(unixMs: bucket.startMs)))),
+                ("from", .string(ISO8601.formatLocal(Date(unixMs: bucket.startMs), timeZone: day.timeZone))),
                 ("steps", .number(bucket.steps)),
                 ("hr", bucket.heartRate.map { .object([("avg", .number(Double($0.sum) / Double($0.count), digits: 1)), ("min", .number($0.min)), ("max", .number($0.max))]) } ?? .null),
                 ("distance_m", bucket.fixes > 0 ? .number(bucket.distanceM, digits: 1) : .null),
@@ -99,11 +98,10 @@ struct DayTimeline {
     /// One CSV row per bucket, empty cells where the JSON has null.
     mutating func csv() -> String {
         foldSteps()
-        let formatter = Self.formatter(day.timeZone)
         return buckets.map { bucket in
             let heartRate = bucket.heartRate.map { "\(String(format: "%.1f", Double($0.sum) / Double($0.count))),\($0.min),\($0.max)" } ?? ",,"
             let moving = bucket.fixes > 0 ? "\(String(format: "%.1f", bucket.distanceM)),\((bucket.movingMs + 500) / 1000)" : ","
-            return "\(formatter.string(from: Date(unixMs: bucket.startMs))),\(bucket.steps.map(String.init) ?? ""),\(heartRate),\(moving)\n"
+            return "\(ISO8601.formatLocal(Date(unixMs: bucket.startMs), timeZone: day.timeZone)),\(bucket.steps.map(String.init) ?? ""),\(heartRate),\(moving)\n"
         }.joined()
     }
 
@@ -115,13 +113,5 @@ struct DayTimeline {
         try reader.forEachHeartRate(fromMs: bounds.start, toMs: bounds.end) { timeline.add($0) }
         try reader.forEachStepRecord(fromMs: bounds.start, toMs: bounds.end) { timeline.add($0) }
         return timeline
-    }
-
-    static func formatter(_ zone: TimeZone) -> DateFormatter {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = zone
-        formatter.dateFormat = "yyyy-MM-dd'T'HH:mm:ssxxxxx"
-        return formatter
     }
 }

@@ -118,8 +118,7 @@ struct SleepNight: Sendable, Equatable, Codable {
     /// overnight), never 0.
     func fields(timeZone: TimeZone) -> [(String, JSONValue)] {
         guard let main else { return [("sleep_s", .null), ("sleep", .null)] }
-        let formatter = DayTimeline.formatter(timeZone)
-        func time(_ unix: Double) -> JSONValue { .string(formatter.string(from: Date(timeIntervalSince1970: unix))) }
+        func time(_ unix: Double) -> JSONValue { .string(ISO8601.formatLocal(Date(timeIntervalSince1970: unix), timeZone: timeZone)) }
         return [
             ("sleep_s", .number(main.sleepSeconds)),
             ("sleep", .object([

@@ -219,13 +219,13 @@ final class QueryEngine {
 
     /// Brings the days it carries up to date with the rows stored since the last call, between
     /// queries (`RunningDays.follow`). True when there were new rows: call again soon.
-    func follow(now: Date) -> Bool {
+    func follow(now: Date, yieldTo queriesWaiting: () -> Bool = { false }) -> Bool {
         do {
             let reader = try openReader()
             return try reader.snapshot {
                 try running.follow(
                     settings: settings, reader: reader, today: LocalDay(containing: now, timeZone: settings.timeZone),
-                    nowMs: now.unixMs, keep: keeping)
+                    nowMs: now.unixMs, keep: keeping, yieldTo: queriesWaiting)
             }
         } catch {
             reader = nil

@@ -165,7 +165,7 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
 
     /// Between queries the engine follows the store (`QueryEngine.follow`): every
     /// `followInterval`, and every `followSoon` while rows stream in (a strap's backlog).
-    static let followInterval = Duration.seconds(2)
+    static let followInterval = Duration.milliseconds(500)
     static let followSoon = Duration.milliseconds(200)
 
     func run() async throws {
@@ -184,7 +184,8 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
         await withCheckedContinuation { continuation in
             engineQueue.async { [self] in
                 let started = ContinuousClock.now
-                let found = engine.withLock { $0.follow(now: clock.now()) }
+                // A query waiting is answered before a landing night's epochs are computed.
+                let found = engine.withLock { $0.follow(now: clock.now(), yieldTo: { self.waiting.count > 0 }) }
                 if found { logger.debug("followed new rows", metadata: ["ms": "\(Self.ms(ContinuousClock.now - started))"]) }
                 continuation.resume(returning: found)
             }
@@ -235,6 +236,8 @@ private final class LockedCounter: Sendable {
     }
 
     func decrement() { value.withLock { $0 -= 1 } }
+
+    var count: Int { value.withLock { $0 } }
 }
 
 extension Result {

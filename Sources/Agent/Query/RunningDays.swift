@@ -69,10 +69,11 @@ struct RunningDays {
 
     /// Folds the rows stored since the last call into the days followed, starts following the
     /// past days they arrived for, and classifies the night of a past day whose window took rows
-    /// and then none in this round (the backlog is in). True when there were new rows: call
-    /// again soon.
+    /// and then none in this round (the backlog is in). True when there were new rows, or work
+    /// left for a query waiting (`queriesWaiting`): call again soon.
     mutating func follow(
-        settings: AggregateSettings, reader: StoreReader, today: LocalDay, nowMs: Int64, keep: SleepKeeping
+        settings: AggregateSettings, reader: StoreReader, today: LocalDay, nowMs: Int64, keep: SleepKeeping,
+        yieldTo queriesWaiting: () -> Bool = { false }
     ) throws -> Bool {
         let current = try reader.rowCursor()
         defer { followed = current }
@@ -88,6 +89,7 @@ struct RunningDays {
             }
         }
         for day in days.keys.sorted() where day < today {
+            guard !queriesWaiting() else { return true }
             guard var carried = days[day] else { continue }
             if revisions[day] == carried.night.revision {
                 // Quiet this round: classify the night if it is not classified at this revision.

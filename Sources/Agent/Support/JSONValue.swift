@@ -128,12 +128,19 @@ public enum ISO8601 {
             Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), ms)
     }
 
-    /// Local time with its offset, e.g. `2026-03-29T00:00:00+01:00`, for a local day's bounds.
+    /// Local time with its offset, whole seconds, e.g. `2026-03-29T00:00:00+01:00` (a local day's
+    /// bounds, sleep onset). By hand from the zone's offset: a `DateFormatter` pages in ~6 MiB of
+    /// ICU's data for a pattern (issue 32, memory).
     public static func formatLocal(_ date: Date, timeZone: TimeZone) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = timeZone
-        formatter.dateFormat = "yyyy-MM-dd'T'HH:mm:ssxxxxx"
-        return formatter.string(from: date)
+        let offset = timeZone.secondsFromGMT(for: date)
+        var seconds = time_t((date.timeIntervalSince1970).rounded(.down)) + time_t(offset)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let year = Int(parts.tm_year) + 1900
+        let yearText = year >= 0 && year < 1000 ? String(repeating: "0", count: 4 - String(year).count) + String(year) : String(year)
+        let magnitude = abs(offset)
+        return "\(yearText)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))"
+            + "\(offset < 0 ? "-" : "+")\(two(Int32(magnitude / 3600))):\(two(Int32(magnitude / 60 % 60)))"
     }
 }
