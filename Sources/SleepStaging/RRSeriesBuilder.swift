@@ -26,20 +26,18 @@ public struct HeartRateNotification: Sendable, Equatable {
 /// the beats carried by the notifications of one 5-minute slot of the clock (`blockMs`) are
 /// placed where none of them ends after the notification that carried it — the anchor is the
 /// earliest `notification time − intervals so far` over that slot's notifications (the
-/// least-delayed one). A slot keeps the anchor of the slot before while its beats fit it (none
-/// after its notification, none more than `anchorSlackS` early), so most nights' beats are
-/// placed as one chain.
+/// least-delayed one), the intervals added up from the slot's own first beat.
 ///
 /// Why by slot and not over the whole run: a run can last all night, and an anchor taken over all
 /// of it moves whenever a later notification comes with less delay (or the strap's clock runs
 /// fast against the Pi's), shifting every beat of the night. Then no epoch computed while the
 /// night arrived could be kept (issue 32: compute each epoch once). A slot's beats depend only on
-/// its own notifications and the slot before, so once a slot is over its beats never move; and a
+/// its own notifications, so once a slot is over its beats never move, not by a bit, whatever
+/// arrives before or after it (a late backlog changes only the slots it lands in); and a
 /// strap's clock drifting against the Pi's is corrected every 5 minutes instead of smeared over
-/// the night. Where the anchor moves, the first beat of the slot gets the time since the beat
-/// before as its interval (it differs from the strap's by the anchors' difference, a few ms), so
-/// that intervals and beat times agree, as in sleepecg's recordings; a beat never ends before the
-/// one before it.
+/// the night. The first beat of each slot gets the time since the beat before as its interval (it
+/// differs from the strap's by the two anchors' difference, a few ms), so that intervals and beat
+/// times agree, as in sleepecg's recordings; a beat never ends before the one before it.
 ///
 /// A run ends — and the unknown interval to the next run becomes NaN, as sleepecg treats a gap in
 /// a recording's beats — when
@@ -96,29 +94,28 @@ public struct RRSeriesBuilder: Sendable {
         guard !rr1024.isEmpty else { return }
         var total = 0.0
         for raw in rr1024 { total += Double(raw) / 1024 }
-        if let reference = current.blocks.last?.anchor {
-            let anchorHere = time - (current.length + total)
-            if anchorHere - reference > Double(maxDelayMs) / 1000 { closeRun() }
+        if let last = current.blocks.last {
+            // Where the run's timing puts this notification's last beat; much later means beats
+            // went unreported.
+            let expectedEnd = last.anchor + last.length + total
+            if time - expectedEnd > Double(maxDelayMs) / 1000 { closeRun() }
         }
         let slot = timeMs >= 0 ? timeMs / Self.blockMs : (timeMs + 1) / Self.blockMs - 1
         if current.blocks.last?.slot != slot {
-            current.blocks.append(Block(slot: slot, firstBeat: current.intervals.count, anchor: .infinity))
-        }
-        for raw in rr1024 {
-            let seconds = Double(raw) / 1024
-            current.length += seconds
-            current.intervals.append(seconds)
-            current.offsets.append(current.length)
+            current.blocks.append(Block(slot: slot, firstBeat: current.intervals.count))
         }
         let last = current.blocks.count - 1
-        current.blocks[last].anchor = min(current.blocks[last].anchor, time - current.length)
+        for raw in rr1024 {
+            let seconds = Double(raw) / 1024
+            current.blocks[last].length += seconds
+            current.intervals.append(seconds)
+            current.offsets.append(current.blocks[last].length)
+        }
+        current.blocks[last].anchor = min(current.blocks[last].anchor, time - current.blocks[last].length)
     }
 
     /// The clock slot whose notifications anchor their beats together (see the type's comment).
     public static let blockMs: Int64 = 300_000
-    /// How early a slot's beats may sit on the slot before's anchor before they get their own:
-    /// a strap's clock running slow against the Pi's, or a slot without a prompt notification.
-    public static let anchorSlackS = 0.05
 
     public mutating func add<Notifications: Sequence>(contentsOf notifications: Notifications)
     where Notifications.Element == HeartRateNotification {
@@ -137,18 +134,13 @@ public struct RRSeriesBuilder: Sendable {
         var previousEnd = -Double.infinity
         var firstBeat: Double?
         for (index, run) in runs.enumerated() {
-            var held = -Double.infinity
-            var previousAnchor = -Double.infinity
             for (number, block) in run.blocks.enumerated() {
                 let end = number + 1 < run.blocks.count ? run.blocks[number + 1].firstBeat : run.intervals.count
-                // The slot before's anchor holds while this slot's beats fit it: none ends after
-                // its notification, and they are not more than `anchorSlackS` early.
-                if number == 0 || block.anchor < held || block.anchor - held > Self.anchorSlackS { held = block.anchor }
-                // Anchors are estimates: never let a run start, or a block's first beat end,
+                // Anchors are estimates: never let a run start, or a slot's first beat end,
                 // before the beat before it ended.
                 let anchor = number == 0
-                    ? max(held, previousEnd + 0.001)
-                    : max(held, previousEnd + 0.001 - run.offsets[block.firstBeat])
+                    ? max(block.anchor, previousEnd + 0.001)
+                    : max(block.anchor, previousEnd + 0.001 - run.offsets[block.firstBeat])
                 if number == 0 {
                     if index > 0 {
                         intervals.append(.nan)
@@ -158,16 +150,15 @@ public struct RRSeriesBuilder: Sendable {
                 }
                 for beat in block.firstBeat..<end {
                     let time = anchor + run.offsets[beat]
-                    // Where the anchor moved, the first beat's interval is the time since the beat
-                    // before, so that intervals and beat times agree as sleepecg's do.
-                    // If it had to be pushed later than its slot's notifications place it (beats
-                    // that add up to more than the time they took), that interval is unknown.
-                    let moved = beat == block.firstBeat && number > 0 && anchor != previousAnchor
-                    intervals.append(moved ? (anchor > held ? .nan : time - previousEnd) : run.intervals[beat])
+                    // A slot's first beat gets the time since the beat before as its interval, so
+                    // that intervals and beat times agree as sleepecg's do; if it had to be pushed
+                    // later than its slot's notifications place it (beats that add up to more than
+                    // the time they took), that interval is unknown.
+                    let first = beat == block.firstBeat && number > 0
+                    intervals.append(first ? (anchor > block.anchor ? .nan : time - previousEnd) : run.intervals[beat])
                     times.append(time)
                 }
                 previousEnd = times.last ?? previousEnd
-                previousAnchor = anchor
             }
         }
         let firstBeatStart = firstBeat ?? firstNotificationMs.map { Double($0) / 1000 } ?? 0
@@ -184,20 +175,21 @@ public struct RRSeriesBuilder: Sendable {
         current = Run()
     }
 
-    /// Adjacent beats: each interval's end as an offset from the run's first beat, anchored by
-    /// clock slot.
+    /// Adjacent beats, anchored by clock slot: each interval's end as an offset from the start of
+    /// its slot's first beat.
     private struct Run: Sendable {
         var intervals: [Double] = []
         var offsets: [Double] = []
-        var length = 0.0
         var blocks: [Block] = []
     }
 
     /// The beats from `firstBeat` on (to the next block's) that one clock slot's notifications
-    /// carried, and the run's start time that places them (`anchor + offset` is a beat's end).
+    /// carried: `anchor + offset` is a beat's end. Its offsets add up from 0 at its own first beat,
+    /// so beats before it (a gap filled later, a run joined) cannot change its times by a bit.
     private struct Block: Sendable {
         let slot: Int64
         let firstBeat: Int
-        var anchor: Double
+        var anchor = Double.infinity
+        var length = 0.0
     }
 }
