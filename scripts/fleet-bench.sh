@@ -10,13 +10,14 @@
 #   scripts/fleet-bench.sh [DEVICES…]          e.g. scripts/fleet-bench.sh 100 1000
 #   FLEET_RATE=0.5 FLEET_SECONDS=120 …         messages per second per device, load duration
 #   FLEET_FAULTS=0 …                           the load alone: no node killed, PostgreSQL not stopped
+#   FLEET_RAMP=0 …                             seconds over which the devices first connect (0: all at once)
 #   KEEPALIVE_BIN=.build/release/keepalive …   the archiver binary (default: a release build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
 [ "$(id -u)" -eq 0 ] || { echo "fleet-bench: run as root (ejabberd and PostgreSQL run as their own users)" >&2; exit 1; }
 counts=("$@"); [ ${#counts[@]} -gt 0 ] || counts=(100 1000)
-rate="${FLEET_RATE:-0.5}"; seconds="${FLEET_SECONDS:-120}"; faults="${FLEET_FAULTS:-1}"
+rate="${FLEET_RATE:-0.5}"; seconds="${FLEET_SECONDS:-120}"; faults="${FLEET_FAULTS:-1}"; ramp="${FLEET_RAMP:-0}"
 pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)  # Debian's newest (15 on bookworm, 17 on trixie)
 if [ -z "${KEEPALIVE_BIN:-}" ]; then
   swift build -c release --product keepalive >&2
@@ -24,6 +25,9 @@ if [ -z "${KEEPALIVE_BIN:-}" ]; then
 fi
 free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 rss_mb() { awk '/VmRSS/ {printf "%.0f", $2/1024}' "/proc/$1/status" 2>/dev/null || echo 0; }
+# CPU seconds (user + system) the given processes have used so far; gone ones count 0.
+cpu_s() { local t=0 pid; for pid in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0))); done
+  awk -v t="$t" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.1f", t / hz}'; }
 results="$(mktemp)"
 
 for devices in "${counts[@]}"; do
@@ -94,16 +98,22 @@ TOML
   done
   sleep 3
 
-  # The load: at most 250 devices per process (paho uses select()).
+  # The load: 250 devices per process (each process one epoll loop), so the load uses both cores.
   nodes="127.0.0.1:$base,127.0.0.1:$((base + 1)),127.0.0.1:$((base + 2))"
   for ((first = 1; first <= devices; first += 250)); do
     last=$((first + 249 < devices ? first + 249 : devices))
     list="$(seq -f 'b%05g' "$first" "$last" | awk '{printf "%s%s:pw-%s", (NR>1?",":""), $1, $1}')"
     /usr/bin/python3 deploy/fleet/fleet-load.py --nodes "$nodes" --devices "$list" --rate "$rate" --seconds "$seconds" \
+      --ramp "$ramp" \
       --out "$work/acked-$first.tsv" --linger 900 2>"$work/load-$first.log" &
     loaders+=($!)
   done
   start=$(date +%s); start_ms=$((start * 1000))
+  # Who uses the CPU during the load: the nodes, the load processes, the archivers, PostgreSQL.
+  node_pids=(); for n in 1 2 3; do node_pids+=("$(deploy/fleet/cluster.sh pid "$work/cluster" $n)"); done
+  pg_pids() { local pm; pm="$(head -1 "$work/pg/data/postmaster.pid" 2>/dev/null)" || return 0; echo "$pm" $(ps -o pid= --ppid "$pm"); }
+  cpu0="$(cpu_s "${node_pids[@]}") $(cpu_s "${loaders[@]}") $(cpu_s "${pids[@]}") $(cpu_s $(pg_pids))"
+  load0="$(cut -d' ' -f1 /proc/loadavg)"
   at() { local wait=$((start + $1 - $(date +%s))); [ "$wait" -le 0 ] || sleep "$wait"; }
   at 20
   mem=""; for n in 1 2 3; do mem+="$(rss_mb "$(deploy/fleet/cluster.sh pid "$work/cluster" $n)") "; done
@@ -123,6 +133,9 @@ TOML
   for ((first = 1; first <= devices; first += 250)); do
     while [ ! -f "$work/acked-$first.tsv" ] && [ "$(date +%s)" -lt "$deadline" ]; do sleep 1; done
   done
+  # Only when nothing was killed (node 1's restart is a new process, PostgreSQL's too).
+  cpu1="$(cpu_s "${node_pids[@]}") $(cpu_s "${loaders[@]}") $(cpu_s "${pids[@]}") $(cpu_s $(pg_pids))"
+  load1="$(cut -d' ' -f1 /proc/loadavg)"; load_s=$(($(date +%s) - start))
   cat "$work"/acked-*.tsv >"$work/acked.tsv" 2>/dev/null || true
   unfinished=$(cat "$work"/load-*.log | grep -o '"unfinished": [0-9]*' | awk '{n += $2} END {print n + 0}')
   acked=$(wc -l <"$work/acked.tsv")
@@ -145,9 +158,17 @@ TOML
   query="$(/usr/bin/python3 deploy/fleet/fleet-query.py --node "127.0.0.1:$((base + 2))" --user viewer --password pw-viewer \
     --devices "$(seq -f 'b%05g' 1 $((devices < 100 ? devices : 100)) | paste -sd,)" --date 2026-11-24 --count 500)"
 
-  /usr/bin/python3 - "$work" "$devices" "$seconds" "$killed_ms" "$mem" "$arch_mem" "$query" "$start_ms" "$unfinished" >>"$results" <<'PY'
+  connect="$(cat "$work"/load-*.log | grep -o '"connack_ms": {[^}]*}' | sed 's/"connack_ms": //' | paste -sd, )"
+  puback="$(cat "$work"/load-*.log | grep -o '"puback_ms": {[^}]*}' | sed 's/"puback_ms": //' | paste -sd, )"
+  /usr/bin/python3 - "$work" "$devices" "$seconds" "$killed_ms" "$mem" "$arch_mem" "$query" "$start_ms" "$unfinished" \
+    "$cpu0" "$cpu1" "$load_s" "$load0 $load1" "[$connect]" "[$puback]" "$faults" >>"$results" <<'PY'
 import json, re, sys
-work, devices, seconds, killed, mem, arch_mem, query, start_ms, unfinished = sys.argv[1:]
+work, devices, seconds, killed, mem, arch_mem, query, start_ms, unfinished, cpu0, cpu1, load_s, loadavg, connect, puback, faults = sys.argv[1:]
+# CPU share of each part while the load ran (of one core; the machine has two).
+cpu = {name: round(100 * (float(b) - float(a)) / float(load_s)) for name, a, b in
+       zip(["nodes", "load", "archivers", "postgres"], cpu0.split(), cpu1.split())} if faults == "0" else "faults: processes restarted"
+# Each load process's p50/p99 (CONNECT to CONNACK, publish to PUBACK); the worst of them.
+worst = lambda stats, key: max((s[key] for s in stats if s[key] is not None), default=None)
 sent = {}
 for line in open(f"{work}/acked.tsv"):
     d, s, t = line.split("\t"); sent[(d, int(s))] = int(t)
@@ -169,6 +190,9 @@ print(json.dumps({"devices": int(devices), "acked": len(sent), "msg_per_s": roun
                   "lag_p50_ms": pct(lags, .5), "lag_p99_ms": pct(lags, .99),
                   "lag_calm_p50_ms": pct(calm, .5), "lag_calm_p99_ms": pct(calm, .99),
                   "node_rss_mb": [int(x) for x in mem.split()], "archiver_rss_mb": int(arch_mem), "query": json.loads(query),
+                  "connack_ms_p50_p99": [worst(json.loads(connect), "p50"), worst(json.loads(connect), "p99")],
+                  "puback_ms_p50_p99": [worst(json.loads(puback), "p50"), worst(json.loads(puback), "p99")],
+                  "cpu_percent": cpu, "load_average_start_end": loadavg.split(),
                   # When the lost ones were sent, in seconds after the load started (faults: node 1 killed
                   # at 30, PostgreSQL stopped 50-80, node 1 started again at 90).
                   "lost_sent_at_s": sorted({round((sent[k] - int(start_ms)) / 1000) for k in lost})}))
