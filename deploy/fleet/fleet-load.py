@@ -202,7 +202,9 @@ class Device:
         if self.state == "connecting" and now - self.connect_started > self.args.connect_timeout:
             self.lost(now)
             return
-        if now >= self.misc_at:
+        # paho's keepalive check would drop a connection still waiting for its CONNACK after
+        # `keepalive` seconds: the connect timeout above decides that instead.
+        if self.state == "connected" and now >= self.misc_at:
             self.misc_at = now + 1
             self.client.loop_misc()
             self.sync()
