@@ -11,6 +11,8 @@
 #   FLEET_RATE=0.5 FLEET_SECONDS=120 …         messages per second per device, load duration
 #   FLEET_FAULTS=0 …                           the load alone: no node killed, PostgreSQL not stopped
 #   FLEET_RAMP=0 …                             seconds over which the devices first connect (0: all at once)
+#   FLEET_RATE=0 FLEET_SECONDS=5 …              connect only: CONNECT-to-CONNACK times and CPU, nothing published
+#   FLEET_PASSWORD_FORMAT=scram …              accounts stored as SCRAM (deploy/fleet/cluster.sh), to measure its cost
 #   KEEPALIVE_BIN=.build/release/keepalive …   the archiver binary (default: a release build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -207,14 +209,20 @@ import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 base = rows[0]
 def ratio(a, b): return f"{a / b:.2f}x" if a and b else "-"
-print(f"{'devices':>8} {'msg/s':>8} {'acked':>8} {'filled':>7} {'lost':>6} {'(node death)':>12} {'lag p50':>8} {'lag p99':>8} {'calm p50':>9} {'calm p99':>9} {'node RSS MB':>14} {'archiver MB':>11} {'query p50':>9} {'query p99':>9}")
+def cell(value, width): return f"{'-' if value is None else value:>{width}}"
+columns = [("devices", 8, lambda r: r["devices"]), ("msg/s", 8, lambda r: r["msg_per_s"]), ("acked", 8, lambda r: r["acked"]),
+           ("filled", 7, lambda r: r["filled"]), ("lost", 6, lambda r: r["lost"]), ("(node death)", 12, lambda r: r["lost_at_node_death"]),
+           ("lag p50", 8, lambda r: r["lag_p50_ms"]), ("lag p99", 8, lambda r: r["lag_p99_ms"]),
+           ("calm p50", 9, lambda r: r["lag_calm_p50_ms"]), ("calm p99", 9, lambda r: r["lag_calm_p99_ms"]),
+           ("connack p99", 11, lambda r: r["connack_ms_p50_p99"][1]), ("puback p99", 10, lambda r: r["puback_ms_p50_p99"][1]),
+           ("node RSS MB", 14, lambda r: "/".join(map(str, r["node_rss_mb"]))), ("archiver MB", 11, lambda r: r["archiver_rss_mb"]),
+           ("query p50", 9, lambda r: r["query"]["p50_ms"]), ("query p99", 9, lambda r: r["query"]["p99_ms"])]
+print(" ".join(cell(name, width) for name, width, _ in columns))
 for r in rows:
-    q = r["query"]
-    print(f"{r['devices']:>8} {r['msg_per_s']:>8} {r['acked']:>8} {r['filled']:>7} {r['lost']:>6} {r['lost_at_node_death']:>12} {r['lag_p50_ms']:>8} {r['lag_p99_ms']:>8} "
-          f"{r['lag_calm_p50_ms']:>9} {r['lag_calm_p99_ms']:>9} {'/'.join(map(str, r['node_rss_mb'])):>14} {r['archiver_rss_mb']:>11} {q['p50_ms']:>9} {q['p99_ms']:>9}")
+    print(" ".join(cell(value(r), width) for _, width, value in columns))
 for r in rows[1:]:
     print(f"ratio {r['devices']}/{base['devices']} devices: msg/s {ratio(r['msg_per_s'], base['msg_per_s'])}, calm lag p99 "
-          f"{ratio(r['lag_calm_p99_ms'], base['lag_calm_p99_ms'])}, node RSS {ratio(sum(r['node_rss_mb']), sum(base['node_rss_mb']))}, "
-          f"query p99 {ratio(r['query']['p99_ms'], base['query']['p99_ms'])}")
+          f"{ratio(r['lag_calm_p99_ms'], base['lag_calm_p99_ms'])}, CONNACK p99 {ratio(r['connack_ms_p50_p99'][1], base['connack_ms_p50_p99'][1])}, "
+          f"node RSS {ratio(sum(r['node_rss_mb']), sum(base['node_rss_mb']))}, query p99 {ratio(r['query']['p99_ms'], base['query']['p99_ms'])}")
 PY
 rm -f "$results"
