@@ -13,6 +13,7 @@
 #   FLEET_RAMP=0 …                             seconds over which the devices first connect (0: all at once)
 #   FLEET_RATE=0 FLEET_SECONDS=5 …              connect only: CONNECT-to-CONNACK times and CPU, nothing published
 #   FLEET_PASSWORD_FORMAT=scram …              accounts stored as SCRAM (deploy/fleet/cluster.sh), to measure its cost
+#   FLEET_KEEP=1 …                             keep each size's work directory (acked.tsv, archived.tsv, logs)
 #   KEEPALIVE_BIN=.build/release/keepalive …   the archiver binary (default: a release build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -201,7 +202,7 @@ print(json.dumps({"devices": int(devices), "acked": len(sent), "msg_per_s": roun
 PY
   tail -1 "$results" >&2
   cleanup; trap - EXIT
-  rm -rf "$work"
+  if [ -n "${FLEET_KEEP:-}" ]; then echo "fleet-bench: kept $work" >&2; else rm -rf "$work"; fi
 done
 
 /usr/bin/python3 - "$results" <<'PY'
