@@ -193,6 +193,21 @@ class Device:
         return "location", {"_type": "location", "lat": 52.52 + self.seq * 1e-6, "lon": 13.405, "tst": int(now),
                             "created_at": int(now), "acc": 5, "tid": self.name[-2:], "t": "t", "mode": 3, "seq": self.seq}
 
+    def fail(self, error):
+        """A device that stops early must fail the run (exit 1, named in "failed"), not vanish."""
+        self.error, self.state, self.end = repr(error), "failed", time.monotonic()
+        self.in_flight, self.pending = None, []
+        if self.fd is not None:
+            SELECTOR.unregister(self.fd)
+            self.fd = None
+        client, self.client = self.client, None
+        if client is not None:
+            client.on_disconnect = None
+            try:
+                client.disconnect()
+            except Exception:
+                pass
+
     def tick(self, now):
         """Timers: connecting, keepalive pings, the next message, a PUBACK that never comes."""
         if self.state == "waiting":
@@ -235,21 +250,25 @@ def run_loop(devices, until):
             device = key.data
             if device.client is None:
                 continue
-            if mask & selectors.EVENT_READ:
-                device.client.loop_read(max_packets=10)
-            if device.client is not None and mask & selectors.EVENT_WRITE:
-                device.client.loop_write()
-            if device.client is not None:
-                device.sync()
+            try:
+                if mask & selectors.EVENT_READ:
+                    device.client.loop_read(max_packets=10)
+                if device.client is not None and mask & selectors.EVENT_WRITE:
+                    device.client.loop_write()
+                if device.client is not None:
+                    device.sync()
+            except Exception as error:
+                device.fail(error)
         now = time.monotonic()
         if now - last_tick >= 0.05:
             last_tick = now
             for device in devices:
+                if device.state == "failed":
+                    continue
                 try:
                     device.tick(now)
-                except Exception as error:  # a device that stops early must fail the run, not vanish
-                    device.error, device.state, device.end = repr(error), "failed", now
-                    device.in_flight, device.pending = None, []
+                except Exception as error:
+                    device.fail(error)
 
 
 def percentiles(values):
