@@ -10,13 +10,17 @@
 #   scripts/fleet-bench.sh [DEVICES…]          e.g. scripts/fleet-bench.sh 100 1000
 #   FLEET_RATE=0.5 FLEET_SECONDS=120 …         messages per second per device, load duration
 #   FLEET_FAULTS=0 …                           the load alone: no node killed, PostgreSQL not stopped
+#   FLEET_RAMP=0 …                             seconds over which the devices first connect (0: all at once)
+#   FLEET_RATE=0 FLEET_SECONDS=5 …              connect only: CONNECT-to-CONNACK times and CPU, nothing published
+#   FLEET_PASSWORD_FORMAT=scram …              accounts stored as SCRAM (deploy/fleet/cluster.sh), to measure its cost
+#   FLEET_KEEP=1 …                             keep each size's work directory (acked.tsv, archived.tsv, logs)
 #   KEEPALIVE_BIN=.build/release/keepalive …   the archiver binary (default: a release build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
 [ "$(id -u)" -eq 0 ] || { echo "fleet-bench: run as root (ejabberd and PostgreSQL run as their own users)" >&2; exit 1; }
 counts=("$@"); [ ${#counts[@]} -gt 0 ] || counts=(100 1000)
-rate="${FLEET_RATE:-0.5}"; seconds="${FLEET_SECONDS:-120}"; faults="${FLEET_FAULTS:-1}"
+rate="${FLEET_RATE:-0.5}"; seconds="${FLEET_SECONDS:-120}"; faults="${FLEET_FAULTS:-1}"; ramp="${FLEET_RAMP:-0}"
 pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)  # Debian's newest (15 on bookworm, 17 on trixie)
 if [ -z "${KEEPALIVE_BIN:-}" ]; then
   swift build -c release --product keepalive >&2
@@ -24,6 +28,9 @@ if [ -z "${KEEPALIVE_BIN:-}" ]; then
 fi
 free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 rss_mb() { awk '/VmRSS/ {printf "%.0f", $2/1024}' "/proc/$1/status" 2>/dev/null || echo 0; }
+# CPU seconds (user + system) the given processes have used so far; gone ones count 0.
+cpu_s() { local t=0 pid; for pid in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0))); done
+  awk -v t="$t" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.1f", t / hz}'; }
 results="$(mktemp)"
 
 for devices in "${counts[@]}"; do
@@ -94,16 +101,22 @@ TOML
   done
   sleep 3
 
-  # The load: at most 250 devices per process (paho uses select()).
+  # The load: 250 devices per process (each process one epoll loop), so the load uses both cores.
   nodes="127.0.0.1:$base,127.0.0.1:$((base + 1)),127.0.0.1:$((base + 2))"
   for ((first = 1; first <= devices; first += 250)); do
     last=$((first + 249 < devices ? first + 249 : devices))
     list="$(seq -f 'b%05g' "$first" "$last" | awk '{printf "%s%s:pw-%s", (NR>1?",":""), $1, $1}')"
     /usr/bin/python3 deploy/fleet/fleet-load.py --nodes "$nodes" --devices "$list" --rate "$rate" --seconds "$seconds" \
+      --ramp "$ramp" \
       --out "$work/acked-$first.tsv" --linger 900 2>"$work/load-$first.log" &
     loaders+=($!)
   done
   start=$(date +%s); start_ms=$((start * 1000))
+  # Who uses the CPU during the load: the nodes, the load processes, the archivers, PostgreSQL.
+  node_pids=(); for n in 1 2 3; do node_pids+=("$(deploy/fleet/cluster.sh pid "$work/cluster" $n)"); done
+  pg_pids() { local pm; pm="$(head -1 "$work/pg/data/postmaster.pid" 2>/dev/null)" || return 0; echo "$pm" $(ps -o pid= --ppid "$pm"); }
+  cpu0="$(cpu_s "${node_pids[@]}") $(cpu_s "${loaders[@]}") $(cpu_s "${pids[@]}") $(cpu_s $(pg_pids))"
+  load0="$(cut -d' ' -f1 /proc/loadavg)"
   at() { local wait=$((start + $1 - $(date +%s))); [ "$wait" -le 0 ] || sleep "$wait"; }
   at 20
   mem=""; for n in 1 2 3; do mem+="$(rss_mb "$(deploy/fleet/cluster.sh pid "$work/cluster" $n)") "; done
@@ -123,6 +136,9 @@ TOML
   for ((first = 1; first <= devices; first += 250)); do
     while [ ! -f "$work/acked-$first.tsv" ] && [ "$(date +%s)" -lt "$deadline" ]; do sleep 1; done
   done
+  # Only when nothing was killed (node 1's restart is a new process, PostgreSQL's too).
+  cpu1="$(cpu_s "${node_pids[@]}") $(cpu_s "${loaders[@]}") $(cpu_s "${pids[@]}") $(cpu_s $(pg_pids))"
+  load1="$(cut -d' ' -f1 /proc/loadavg)"; load_s=$(($(date +%s) - start))
   cat "$work"/acked-*.tsv >"$work/acked.tsv" 2>/dev/null || true
   unfinished=$(cat "$work"/load-*.log | grep -o '"unfinished": [0-9]*' | awk '{n += $2} END {print n + 0}')
   acked=$(wc -l <"$work/acked.tsv")
@@ -145,9 +161,17 @@ TOML
   query="$(/usr/bin/python3 deploy/fleet/fleet-query.py --node "127.0.0.1:$((base + 2))" --user viewer --password pw-viewer \
     --devices "$(seq -f 'b%05g' 1 $((devices < 100 ? devices : 100)) | paste -sd,)" --date 2026-11-24 --count 500)"
 
-  /usr/bin/python3 - "$work" "$devices" "$seconds" "$killed_ms" "$mem" "$arch_mem" "$query" "$start_ms" "$unfinished" >>"$results" <<'PY'
+  connect="$(cat "$work"/load-*.log | grep -o '"connack_ms": {[^}]*}' | sed 's/"connack_ms": //' | paste -sd, )"
+  puback="$(cat "$work"/load-*.log | grep -o '"puback_ms": {[^}]*}' | sed 's/"puback_ms": //' | paste -sd, )"
+  /usr/bin/python3 - "$work" "$devices" "$seconds" "$killed_ms" "$mem" "$arch_mem" "$query" "$start_ms" "$unfinished" \
+    "$cpu0" "$cpu1" "$load_s" "$load0 $load1" "[$connect]" "[$puback]" "$faults" >>"$results" <<'PY'
 import json, re, sys
-work, devices, seconds, killed, mem, arch_mem, query, start_ms, unfinished = sys.argv[1:]
+work, devices, seconds, killed, mem, arch_mem, query, start_ms, unfinished, cpu0, cpu1, load_s, loadavg, connect, puback, faults = sys.argv[1:]
+# CPU share of each part while the load ran (of one core; the machine has two).
+cpu = {name: round(100 * (float(b) - float(a)) / float(load_s)) for name, a, b in
+       zip(["nodes", "load", "archivers", "postgres"], cpu0.split(), cpu1.split())} if faults == "0" else "faults: processes restarted"
+# Each load process's p50/p99 (CONNECT to CONNACK, publish to PUBACK); the worst of them.
+worst = lambda stats, key: max((s[key] for s in stats if s[key] is not None), default=None)
 sent = {}
 for line in open(f"{work}/acked.tsv"):
     d, s, t = line.split("\t"); sent[(d, int(s))] = int(t)
@@ -169,13 +193,16 @@ print(json.dumps({"devices": int(devices), "acked": len(sent), "msg_per_s": roun
                   "lag_p50_ms": pct(lags, .5), "lag_p99_ms": pct(lags, .99),
                   "lag_calm_p50_ms": pct(calm, .5), "lag_calm_p99_ms": pct(calm, .99),
                   "node_rss_mb": [int(x) for x in mem.split()], "archiver_rss_mb": int(arch_mem), "query": json.loads(query),
+                  "connack_ms_p50_p99": [worst(json.loads(connect), "p50"), worst(json.loads(connect), "p99")],
+                  "puback_ms_p50_p99": [worst(json.loads(puback), "p50"), worst(json.loads(puback), "p99")],
+                  "cpu_percent": cpu, "load_average_start_end": loadavg.split(),
                   # When the lost ones were sent, in seconds after the load started (faults: node 1 killed
                   # at 30, PostgreSQL stopped 50-80, node 1 started again at 90).
                   "lost_sent_at_s": sorted({round((sent[k] - int(start_ms)) / 1000) for k in lost})}))
 PY
   tail -1 "$results" >&2
   cleanup; trap - EXIT
-  rm -rf "$work"
+  if [ -n "${FLEET_KEEP:-}" ]; then echo "fleet-bench: kept $work" >&2; else rm -rf "$work"; fi
 done
 
 /usr/bin/python3 - "$results" <<'PY'
@@ -183,14 +210,20 @@ import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 base = rows[0]
 def ratio(a, b): return f"{a / b:.2f}x" if a and b else "-"
-print(f"{'devices':>8} {'msg/s':>8} {'acked':>8} {'filled':>7} {'lost':>6} {'(node death)':>12} {'lag p50':>8} {'lag p99':>8} {'calm p50':>9} {'calm p99':>9} {'node RSS MB':>14} {'archiver MB':>11} {'query p50':>9} {'query p99':>9}")
+def cell(value, width): return f"{'-' if value is None else value:>{width}}"
+columns = [("devices", 8, lambda r: r["devices"]), ("msg/s", 8, lambda r: r["msg_per_s"]), ("acked", 8, lambda r: r["acked"]),
+           ("filled", 7, lambda r: r["filled"]), ("lost", 6, lambda r: r["lost"]), ("(node death)", 12, lambda r: r["lost_at_node_death"]),
+           ("lag p50", 8, lambda r: r["lag_p50_ms"]), ("lag p99", 8, lambda r: r["lag_p99_ms"]),
+           ("calm p50", 9, lambda r: r["lag_calm_p50_ms"]), ("calm p99", 9, lambda r: r["lag_calm_p99_ms"]),
+           ("connack p99", 11, lambda r: r["connack_ms_p50_p99"][1]), ("puback p99", 10, lambda r: r["puback_ms_p50_p99"][1]),
+           ("node RSS MB", 14, lambda r: "/".join(map(str, r["node_rss_mb"]))), ("archiver MB", 11, lambda r: r["archiver_rss_mb"]),
+           ("query p50", 9, lambda r: r["query"]["p50_ms"]), ("query p99", 9, lambda r: r["query"]["p99_ms"])]
+print(" ".join(cell(name, width) for name, width, _ in columns))
 for r in rows:
-    q = r["query"]
-    print(f"{r['devices']:>8} {r['msg_per_s']:>8} {r['acked']:>8} {r['filled']:>7} {r['lost']:>6} {r['lost_at_node_death']:>12} {r['lag_p50_ms']:>8} {r['lag_p99_ms']:>8} "
-          f"{r['lag_calm_p50_ms']:>9} {r['lag_calm_p99_ms']:>9} {'/'.join(map(str, r['node_rss_mb'])):>14} {r['archiver_rss_mb']:>11} {q['p50_ms']:>9} {q['p99_ms']:>9}")
+    print(" ".join(cell(value(r), width) for _, width, value in columns))
 for r in rows[1:]:
     print(f"ratio {r['devices']}/{base['devices']} devices: msg/s {ratio(r['msg_per_s'], base['msg_per_s'])}, calm lag p99 "
-          f"{ratio(r['lag_calm_p99_ms'], base['lag_calm_p99_ms'])}, node RSS {ratio(sum(r['node_rss_mb']), sum(base['node_rss_mb']))}, "
-          f"query p99 {ratio(r['query']['p99_ms'], base['query']['p99_ms'])}")
+          f"{ratio(r['lag_calm_p99_ms'], base['lag_calm_p99_ms'])}, CONNACK p99 {ratio(r['connack_ms_p50_p99'][1], base['connack_ms_p50_p99'][1])}, "
+          f"node RSS {ratio(sum(r['node_rss_mb']), sum(base['node_rss_mb']))}, query p99 {ratio(r['query']['p99_ms'], base['query']['p99_ms'])}")
 PY
 rm -f "$results"

@@ -4,13 +4,19 @@
 Each device speaks the agent's wire format on its own account: MQTT v5, QoS 1, JSON with a
 per-device `seq`, content type application/json, on keepalive/<device>/location (an OwnTracks
 fix), …/status and …/health/today, in the agent's proportions. A device waits for each PUBACK
-before the next message (as the agent's outbox does per message in flight); when its node goes
-away it connects to the next node and sends the unacknowledged message again with the same seq.
+before the next message (as the agent's outbox does per message in flight); when its connection
+is lost it connects to the next node (after a random 0.5-2 s, as a bridge's backoff does) and sends
+the unacknowledged message again with the same seq.
 
   fleet-load.py --nodes 127.0.0.1:1883,127.0.0.1:1884 --devices d1:pw1,d2:pw2 --rate 5 --seconds 60 --out acked.tsv
 
-Writes one line per acknowledged message, "device<TAB>seq<TAB>sent_unix_ms", and a summary on stderr.
-Devices are threads; keep one process under ~300 devices (paho uses select()).
+Writes one line per acknowledged message, "device<TAB>seq<TAB>sent_unix_ms", and a summary on stderr
+(with CONNECT-to-CONNACK and publish-to-PUBACK times, p50/p99 in ms).
+
+All devices of a process share one thread and one epoll loop (paho driven from outside:
+loop_read/loop_write/loop_misc): no thread per device (a thread per device and one per paho
+network loop made 1 000 devices on 2 cores spend their time in the GIL), and no select() limit.
+Devices connect spread over --ramp seconds, as a fleet that comes up over a while would.
 
 Like the agent ([store] keep_published_h), each device keeps what it published and answers resend
 requests on keepalive/<device>/selection/seq ({"from":N,"to":M}, v5 response topic and correlation
@@ -18,103 +24,165 @@ data) with {"ok":true,"from","to","messages":[{"seq","topic","payload"}],"not_ke
 With --linger S the devices stay connected S seconds after the run (the out file and the summary are
 written when the run ends), answering requests, or until SIGTERM.
 """
-import argparse, json, os, signal, sys, threading, time
+import argparse, json, os, random, selectors, signal, sys, time
 import paho.mqtt.client as mqtt
 from paho.mqtt.properties import Properties
 from paho.mqtt.packettypes import PacketTypes
 
+SELECTOR = selectors.DefaultSelector()
 
-class Device(threading.Thread):
-    def __init__(self, name, password, nodes, rate, seconds, start_seq, malformed, results, lock):
-        super().__init__(daemon=True)
-        self.name, self.password, self.nodes = name, password, nodes
-        self.interval, self.seconds, self.seq = 1.0 / rate, seconds, start_seq
-        self.malformed, self.results, self.lock = malformed, results, lock
-        self.node_index, self.client, self.failovers, self.retries, self.error = 0, None, 0, 0, None
+
+def resend_reply(request_payload, kept):
+    """The reply to a resend request {"from":N,"to":M}: the kept messages of the range, as published,
+    48 KiB at most (then "next"), and the seqs not kept."""
+    try:
+        request = json.loads(request_payload)
+        first, last = int(request["from"]), int(request["to"])
+        assert 0 <= first <= last
+    except (ValueError, KeyError, TypeError, AssertionError):
+        return {"ok": False, "error": {"code": "bad_request", "message": "expected {\"from\":N,\"to\":M}"}}
+    found = [(seq,) + kept[seq] for seq in sorted(seq for seq in kept if first <= seq <= last)]
+    messages, size, covered = [], 0, last
+    for seq, kept_topic, payload in found:
+        if messages and size + len(payload) > 48 * 1024:
+            covered = messages[-1]["seq"]
+            break
+        messages.append({"seq": seq, "topic": kept_topic, "payload": payload.decode()})
+        size += len(payload) + len(kept_topic)
+    not_kept, expected = [], first
+    for seq in [m["seq"] for m in messages]:
+        if seq > expected:
+            not_kept.append([expected, seq - 1])
+        expected = seq + 1
+    if expected <= covered:
+        not_kept.append([expected, covered])
+    body = {"ok": True, "from": first, "to": last, "messages": messages, "not_kept": not_kept}
+    if covered < last:
+        body["next"] = covered + 1
+    return body
+
+
+class Device:
+    def __init__(self, name, password, nodes, args, start_at, results):
+        self.name, self.password, self.nodes, self.args = name, password, nodes, args
+        self.interval = 1.0 / args.rate if args.rate > 0 else None
+        self.seq, self.results = args.start_seq, results
+        self.node_index, self.client, self.fd, self.state = 0, None, None, "waiting"
+        self.retry_at, self.connect_started, self.misc_at = start_at, 0.0, 0.0
+        self.failovers, self.retries, self.resends, self.error = 0, 0, 0, None
+        self.connack_ms, self.puback_ms = [], []
         # seq -> (topic, payload) of every message the broker acknowledged: what a resend answers from.
-        self.kept, self.kept_lock, self.resends = {}, threading.Lock(), 0
+        self.kept = {}
+        # What is to be sent before the regular stream: what the archive must count and never store.
+        self.pending = [(f"keepalive/{name}/status", b"{not json"), (f"keepalive/{name}/status", b'{"state":"online"}')] if args.malformed else []
+        self.in_flight = None  # (mid, topic, payload, first_sent_ms, sent_monotonic, is_data)
+        self.end, self.next_at = None, None  # the run starts when the device first connects
 
-    def connect(self):
-        while True:
-            host, port = self.nodes[self.node_index % len(self.nodes)]
-            client = mqtt.Client(client_id=f"{self.name}-load", protocol=mqtt.MQTTv5)
-            client.username_pw_set(self.name, self.password)
-            client.max_inflight_messages_set(1)
-            client.on_connect = lambda c, userdata, flags, reason, properties=None: c.subscribe(f"keepalive/{self.name}/selection/seq", qos=1)
-            client.on_message = self.answer_resend
+    @property
+    def finished(self):
+        return self.end is not None and time.monotonic() >= self.end and self.in_flight is None and not self.pending
+
+    # The socket, registered with the loop under its descriptor number (paho may close it inside
+    # any of its calls; unregistering a closed descriptor is harmless with epoll).
+    def sync(self):
+        sock = self.client.socket() if self.client is not None else None
+        fd = sock.fileno() if sock is not None else -1
+        fd = fd if fd >= 0 else None
+        if fd != self.fd and self.fd is not None:
+            SELECTOR.unregister(self.fd)
+        events = selectors.EVENT_READ | (selectors.EVENT_WRITE if fd is not None and self.client.want_write() else 0)
+        if fd is not None:
+            if fd != self.fd:
+                SELECTOR.register(fd, events, self)
+            elif SELECTOR.get_key(fd).events != events:
+                SELECTOR.modify(fd, events, self)
+        self.fd = fd
+
+    def connect(self, now):
+        host, port = self.nodes[self.node_index % len(self.nodes)]
+        client = mqtt.Client(client_id=f"{self.name}-load", protocol=mqtt.MQTTv5)
+        client.username_pw_set(self.name, self.password)
+        client.max_inflight_messages_set(20)
+        client.on_connect = self.on_connect
+        client.on_disconnect = self.on_disconnect
+        client.on_publish = self.on_publish
+        client.on_message = self.on_message
+        self.client, self.state, self.connect_started = client, "connecting", now
+        try:
+            client.connect(host, port, keepalive=10, clean_start=False)
+        except OSError:
+            self.lost(now)
+            return
+        self.sync()
+
+    def lost(self, now, count_retry=False):
+        """Connection gone (or given up on): the next node after a bridge-like backoff."""
+        if self.client is not None:
+            client, self.client = self.client, None
+            client.on_disconnect = None
             try:
-                client.connect(host, port, keepalive=10, clean_start=False)
-                client.loop_start()
-                deadline = time.monotonic() + 5
-                while not client.is_connected() and time.monotonic() < deadline:
-                    time.sleep(0.02)
-                if client.is_connected():
-                    self.client = client
-                    return
-                client.loop_stop()
-            except OSError:
+                client.disconnect()
+            except Exception:
                 pass
-            self.node_index += 1
-            self.failovers += 1
-            time.sleep(0.5)
+            if self.fd is not None:
+                SELECTOR.unregister(self.fd)
+            self.fd = None
+        if count_retry:
+            self.retries += 1
+        if self.in_flight is not None:  # not on the wire any more: no stall timer until it is sent again
+            self.in_flight = self.in_flight[:4] + (None,) + self.in_flight[5:]
+        self.state, self.node_index = "waiting", self.node_index + 1
+        self.failovers += 1
+        self.retry_at = now + random.uniform(0.5, 2.0)
 
-    def answer_resend(self, client, userdata, message):
-        """A resend request: the kept messages of the range, as published, 64 KiB at most a reply."""
+    def on_connect(self, client, userdata, flags, reason, properties=None):
+        if reason != 0:
+            return  # the broker closes the connection; on_disconnect moves on
+        now = time.monotonic()
+        self.state = "connected"
+        self.connack_ms.append((now - self.connect_started) * 1000)
+        client.subscribe(f"keepalive/{self.name}/selection/seq", qos=1)
+        if self.end is None:
+            self.end = now + self.args.seconds
+            self.next_at = now
+        if self.in_flight is not None:  # sent again, the same seq, on the new connection
+            _, topic, payload, first_ms, _, is_data = self.in_flight
+            self.send(topic, payload, first_ms, is_data)
+
+    def on_disconnect(self, client, userdata, reason, properties=None):
+        if client is self.client:
+            self.lost(time.monotonic())
+
+    def on_publish(self, client, userdata, mid):
+        if self.in_flight is None or self.in_flight[0] != mid or client is not self.client:
+            return  # a resend reply's PUBACK
+        _, topic, payload, first_ms, sent, is_data = self.in_flight
+        self.puback_ms.append((time.monotonic() - sent) * 1000)
+        self.in_flight = None
+        if is_data:
+            self.kept[self.seq] = (topic, payload)
+            self.results.append((self.name, self.seq, first_ms))
+            self.seq += 1
+
+    def on_message(self, client, userdata, message):
+        """A resend request: the kept messages of the range, as published."""
         props = message.properties
         reply = Properties(PacketTypes.PUBLISH)
         reply.ContentType = "application/json"
         if getattr(props, "CorrelationData", None) is not None:
             reply.CorrelationData = props.CorrelationData
         topic = getattr(props, "ResponseTopic", None) or f"keepalive/{self.name}/selection/result"
-        try:
-            request = json.loads(message.payload)
-            first, last = int(request["from"]), int(request["to"])
-            assert 0 <= first <= last
-        except (ValueError, KeyError, TypeError, AssertionError):
-            body = {"ok": False, "error": {"code": "bad_request", "message": "expected {\"from\":N,\"to\":M}"}}
-            client.publish(topic, json.dumps(body), qos=1, properties=reply)
-            return
-        with self.kept_lock:
-            seqs = sorted(seq for seq in self.kept if first <= seq <= last)
-            found = [(seq,) + self.kept[seq] for seq in seqs]
-        messages, size, covered = [], 0, last
-        for seq, kept_topic, payload in found:
-            if messages and size + len(payload) > 48 * 1024:
-                covered = messages[-1]["seq"]
-                break
-            messages.append({"seq": seq, "topic": kept_topic, "payload": payload.decode()})
-            size += len(payload) + len(kept_topic)
-        not_kept, expected = [], first
-        for seq in [m["seq"] for m in messages]:
-            if seq > expected:
-                not_kept.append([expected, seq - 1])
-            expected = seq + 1
-        if expected <= covered:
-            not_kept.append([expected, covered])
-        body = {"ok": True, "from": first, "to": last, "messages": messages, "not_kept": not_kept}
-        if covered < last:
-            body["next"] = covered + 1
         self.resends += 1
-        client.publish(topic, json.dumps(body, separators=(",", ":")), qos=1, properties=reply)
+        client.publish(topic, json.dumps(resend_reply(message.payload, self.kept), separators=(",", ":")), qos=1, properties=reply)
 
-    def published(self, topic, payload, properties):
-        """Whether the broker acknowledged it within 3 s (False when not connected, refused, lost)."""
-        try:
-            info = self.client.publish(topic, payload, qos=1, properties=properties)
-            info.wait_for_publish(3)
-            return info.is_published()
-        except (RuntimeError, ValueError, OSError):
-            return False
-
-    def reconnect(self):
-        self.client.loop_stop()
-        try:
-            self.client.disconnect()
-        except Exception:
-            pass
-        self.node_index += 1
-        self.failovers += 1
-        self.connect()
+    def send(self, topic, payload, first_ms, is_data):
+        properties = None
+        if is_data:
+            properties = Properties(PacketTypes.PUBLISH)
+            properties.ContentType = "application/json"
+            properties.PayloadFormatIndicator = 1
+        info = self.client.publish(topic, payload, qos=1, properties=properties)
+        self.in_flight = (info.mid, topic, payload, first_ms, time.monotonic(), is_data)
 
     def message(self, now):
         kind = self.seq % 10
@@ -125,54 +193,99 @@ class Device(threading.Thread):
         return "location", {"_type": "location", "lat": 52.52 + self.seq * 1e-6, "lon": 13.405, "tst": int(now),
                             "created_at": int(now), "acc": 5, "tid": self.name[-2:], "t": "t", "mode": 3, "seq": self.seq}
 
-    def run(self):
-        try:
-            self.publish_all()
-        except Exception as error:  # a device that stops early must fail the run, not vanish
-            self.error = repr(error)
+    def fail(self, error):
+        """A device that stops early must fail the run (exit 1, named in "failed"), not vanish."""
+        self.error, self.state, self.end = repr(error), "failed", time.monotonic()
+        self.in_flight, self.pending = None, []
+        if self.fd is not None:
+            SELECTOR.unregister(self.fd)
+            self.fd = None
+        client, self.client = self.client, None
+        if client is not None:
+            client.on_disconnect = None
+            try:
+                client.disconnect()
+            except Exception:
+                pass
 
-    def publish_all(self):
-        self.connect()
-        properties = Properties(PacketTypes.PUBLISH)
-        properties.ContentType = "application/json"
-        properties.PayloadFormatIndicator = 1
-        end = time.monotonic() + self.seconds
-        next_at = time.monotonic()
-        if self.malformed:
-            # What the archive must count and never store: not JSON, and JSON without a seq.
-            for payload in (b"{not json", b'{"state":"online"}'):
-                while not self.published(f"keepalive/{self.name}/status", payload, None):
-                    self.reconnect()
-        while time.monotonic() < end:
-            now = time.time()
-            topic, body = self.message(now)
-            payload = json.dumps(body, separators=(",", ":")).encode()
-            while True:
-                if self.published(f"keepalive/{self.name}/{topic}", payload, properties):
-                    with self.kept_lock:
-                        self.kept[self.seq] = (f"keepalive/{self.name}/{topic}", payload)
-                    break
-                # Node gone or stalled: the next node, the same message (same seq) again.
-                self.retries += 1
-                self.reconnect()
-            with self.lock:
-                self.results.append((self.name, self.seq, int(now * 1000)))
-            self.seq += 1
-            next_at += self.interval
-            time.sleep(max(0.0, next_at - time.monotonic()))
+    def tick(self, now):
+        """Timers: connecting, keepalive pings, the next message, a PUBACK that never comes."""
+        if self.state == "waiting":
+            if now >= self.retry_at:
+                self.connect(now)
+            return
+        if self.state == "connecting" and now - self.connect_started > self.args.connect_timeout:
+            self.lost(now)
+            return
+        # paho's keepalive check would drop a connection still waiting for its CONNACK after
+        # `keepalive` seconds: the connect timeout above decides that instead.
+        if self.state == "connected" and now >= self.misc_at:
+            self.misc_at = now + 1
+            self.client.loop_misc()
+            self.sync()
+            if self.client is None or self.state != "connected":
+                return
+        if self.state != "connected":
+            return
+        if self.in_flight is not None:
+            if self.in_flight[4] is not None and now - self.in_flight[4] > self.args.ack_timeout:
+                self.lost(now, count_retry=True)  # stalled: the next node, the same message
+            return
+        if self.pending:
+            topic, payload = self.pending.pop(0)
+            self.send(topic, payload, int(time.time() * 1000), False)
+        elif self.interval is not None and now < self.end and now >= self.next_at:
+            wall = time.time()
+            topic, body = self.message(wall)
+            self.send(f"keepalive/{self.name}/{topic}", json.dumps(body, separators=(",", ":")).encode(), int(wall * 1000), True)
+            self.next_at += self.interval
+        self.sync()
 
-    def stop(self):
-        if self.client is not None:
-            self.client.loop_stop()
-            self.client.disconnect()
+
+def run_loop(devices, until):
+    """The one network loop: sockets ready, then every device's timers, until `until()` is true."""
+    last_tick = 0.0
+    while not until():
+        for key, mask in SELECTOR.select(timeout=0.05):
+            device = key.data
+            if device.client is None:
+                continue
+            try:
+                if mask & selectors.EVENT_READ:
+                    device.client.loop_read(max_packets=10)
+                if device.client is not None and mask & selectors.EVENT_WRITE:
+                    device.client.loop_write()
+                if device.client is not None:
+                    device.sync()
+            except Exception as error:
+                device.fail(error)
+        now = time.monotonic()
+        if now - last_tick >= 0.05:
+            last_tick = now
+            for device in devices:
+                if device.state == "failed":
+                    continue
+                try:
+                    device.tick(now)
+                except Exception as error:
+                    device.fail(error)
+
+
+def percentiles(values):
+    values = sorted(values)
+    pick = lambda q: round(values[min(len(values) - 1, int(q * len(values)))], 1) if values else None
+    return {"p50": pick(0.5), "p99": pick(0.99), "max": round(values[-1], 1) if values else None, "n": len(values)}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", required=True, help="host:port,host:port… (devices spread over them)")
     parser.add_argument("--devices", required=True, help="name:password,… or @file with one name:password a line")
-    parser.add_argument("--rate", type=float, default=1.0, help="messages per second per device")
-    parser.add_argument("--seconds", type=float, default=30)
+    parser.add_argument("--rate", type=float, default=1.0, help="messages per second per device (0: connect only)")
+    parser.add_argument("--seconds", type=float, default=30, help="each device's run, from its first connection")
+    parser.add_argument("--ramp", type=float, default=0, help="first connections spread evenly over this many seconds")
+    parser.add_argument("--connect-timeout", type=float, default=15, help="seconds to wait for a CONNACK before the next node")
+    parser.add_argument("--ack-timeout", type=float, default=30, help="seconds to wait for a PUBACK before the next node")
     parser.add_argument("--start-seq", type=int, default=1)
     parser.add_argument("--malformed", action="store_true", help="each device also sends two messages the archive must reject")
     parser.add_argument("--out", required=True)
@@ -181,20 +294,15 @@ def main():
     args = parser.parse_args()
     nodes = [(n.rsplit(":", 1)[0], int(n.rsplit(":", 1)[1])) for n in args.nodes.split(",")]
     spec = open(args.devices[1:]).read().split() if args.devices.startswith("@") else args.devices.split(",")
-    results, lock = [], threading.Lock()
-    devices = []
+    results, devices = [], []
+    started = time.monotonic()
     for index, item in enumerate(spec):
         name, password = item.split(":", 1)
         rotated = nodes[index % len(nodes):] + nodes[:index % len(nodes)]
-        devices.append(Device(name, password, rotated, args.rate, args.seconds, args.start_seq, args.malformed, results, lock))
-    started = time.monotonic()
-    for device in devices:
-        device.start()
-    # One deadline for all: devices stuck reconnecting (a cluster that fell over) must not make
-    # the wait their number times as long.
-    deadline = time.monotonic() + args.seconds + 300
-    for device in devices:
-        device.join(max(0.0, deadline - time.monotonic()))
+        devices.append(Device(name, password, rotated, args, started + args.ramp * index / len(spec), results))
+    # One deadline for all: devices stuck reconnecting (a cluster that fell over) must not hold the run.
+    deadline = started + args.ramp + args.seconds + 300
+    run_loop(devices, lambda: all(d.finished or d.error for d in devices) or time.monotonic() > deadline)
     elapsed = time.monotonic() - started
     with open(args.out + ".tmp", "w") as out:
         for name, seq, sent in results:
@@ -203,16 +311,20 @@ def main():
     print(json.dumps({"devices": len(devices), "acked": len(results), "seconds": round(elapsed, 1),
                       "failovers": sum(d.failovers for d in devices), "resent": sum(d.retries for d in devices),
                       "failed": {d.name: d.error for d in devices if d.error},
-                      "unfinished": sum(1 for d in devices if d.is_alive())}),
+                      "unfinished": sum(1 for d in devices if not d.finished and not d.error),
+                      "connack_ms": percentiles([x for d in devices for x in d.connack_ms]),
+                      "puback_ms": percentiles([x for d in devices for x in d.puback_ms])}),
           file=sys.stderr, flush=True)
     if args.linger > 0:
         # Answering resend requests until the time is up or SIGTERM.
-        done = threading.Event()
-        signal.signal(signal.SIGTERM, lambda signum, frame: done.set())
-        done.wait(args.linger)
+        stop = [False]
+        signal.signal(signal.SIGTERM, lambda signum, frame: stop.__setitem__(0, True))
+        until = time.monotonic() + args.linger
+        run_loop(devices, lambda: stop[0] or time.monotonic() > until)
         print(json.dumps({"resend_requests_answered": sum(d.resends for d in devices)}), file=sys.stderr, flush=True)
     for device in devices:
-        device.stop()
+        if device.client is not None:
+            device.client.disconnect()
     if any(d.error for d in devices):
         sys.exit(1)
 
