@@ -8,6 +8,11 @@ enum CRC32 {
         return value
     }
 
+    /// The little-endian bytes of `words`, to checksum numbers with the text around them.
+    static func bytes(_ words: [UInt64]) -> [UInt8] {
+        words.flatMap { word in stride(from: UInt64(0), to: 64, by: 8).map { UInt8(truncatingIfNeeded: word >> $0) } }
+    }
+
     static func checksum(_ bytes: [UInt8]) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF
         for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }

@@ -18,10 +18,6 @@ public struct StoredSleepEpoch: Sendable, Equatable {
 
     /// CRC-32 of every column: a row that rotted on the card fails it and is computed again.
     var check: Int64 {
-        var bytes = Array(sensor.utf8)
-        for word in [UInt64(bitPattern: startS), inputs] {
-            for shift in stride(from: UInt64(0), to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: word >> shift)) }
-        }
-        return Int64(CRC32.checksum(bytes + vector))
+        Int64(CRC32.checksum(Array(sensor.utf8) + CRC32.bytes([UInt64(bitPattern: startS), inputs]) + vector))
     }
 }

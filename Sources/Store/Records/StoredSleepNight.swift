@@ -24,12 +24,8 @@ public struct StoredSleepNight: Sendable, Equatable {
 
     /// CRC-32 of every column.
     var check: Int64 {
-        var bytes = Array(date.utf8)
-        for word in [UInt64(bitPattern: windowRows), UInt64(bitPattern: windowTimeSumMs)] {
-            for shift in stride(from: UInt64(0), to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: word >> shift)) }
-        }
-        bytes += Array(settings.utf8) + [0] + Array(night.utf8)
-        return Int64(CRC32.checksum(bytes))
+        let words = CRC32.bytes([UInt64(bitPattern: windowRows), UInt64(bitPattern: windowTimeSumMs)])
+        return Int64(CRC32.checksum(Array(date.utf8) + words + Array(settings.utf8) + [0] + Array(night.utf8)))
     }
 }
 
