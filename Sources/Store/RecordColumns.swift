@@ -1,7 +1,9 @@
-/// The columns a fix, a heart-rate notification and a step record are read from: each list
-/// written once, composed into every SELECT that reads whole records (by time for a day, by id
-/// for new rows and for a reopen's copy, the first and last fix…), and decoded by name, so a
-/// column added to one list cannot shift what another query's decoder reads.
+/// The columns a fix and a step record are read from: each list written once, composed into
+/// every SELECT that reads whole records (by time for a day, by id for new rows and for a
+/// reopen's copy, the first and last fix…), and decoded by name, so a column added to one list
+/// cannot shift what another query's decoder reads. A heart-rate notification is read with its
+/// RR intervals joined in, one row per interval (`joinedHeartRateColumns`,
+/// SQLiteConnection+Reads.swift).
 extension StoredFix {
     /// Every column of `fix` a `StoredFix` is made of, and the row id.
     static let selection = "ts_ms, received_ms, lat, lon, alt_hae, alt_msl, speed, track, climb, eph, epv, mode, satellites, time_source, id"
@@ -37,47 +39,6 @@ extension StoredFix {
                 track: row.optionalDouble(track), climb: row.optionalDouble(climb), eph: row.optionalDouble(eph),
                 epv: row.optionalDouble(epv), mode: row.int(mode), satellites: row.optionalInt(satellites),
                 timeSource: row.text(timeSource))
-        }
-
-        func id(_ row: SQLiteStatement) -> Int64 { row.int64(id) }
-    }
-}
-
-extension StoredHeartRate {
-    /// Every column of `hr_sample` (as `s`) a `StoredHeartRate` is made of, its RR intervals
-    /// joined into one text (oldest first: one query per day, not one per notification), and
-    /// the row id.
-    static let selection = """
-        s.sensor, s.ts_ms, s.received_ms, s.bpm, s.contact, s.energy_kj, s.valid, s.raw,
-        (SELECT group_concat(rr_1024) FROM (SELECT rr_1024 FROM rr_interval r WHERE r.sample_id = s.id
-                                            ORDER BY position)) AS rr_intervals, s.id
-        """
-
-    /// Notifications stored after an id, in the order they were stored: a reopen's copy.
-    static let afterID = "SELECT \(selection) FROM hr_sample s WHERE s.id > ? ORDER BY s.id LIMIT ?"
-
-    struct Columns: ColumnLayout {
-        let sensor, timeMs, receivedMs, bpm, contact, energyKJ, valid, raw, rrIntervals, id: Int32
-
-        init(_ statement: SQLiteStatement) throws {
-            sensor = try statement.column(named: "sensor")
-            timeMs = try statement.column(named: "ts_ms")
-            receivedMs = try statement.column(named: "received_ms")
-            bpm = try statement.column(named: "bpm")
-            contact = try statement.column(named: "contact")
-            energyKJ = try statement.column(named: "energy_kj")
-            valid = try statement.column(named: "valid")
-            raw = try statement.column(named: "raw")
-            rrIntervals = try statement.column(named: "rr_intervals")
-            id = try statement.column(named: "id")
-        }
-
-        func heartRate(_ row: SQLiteStatement) -> StoredHeartRate {
-            let rr = row.optionalText(rrIntervals)?.split(separator: ",").compactMap { Int($0) } ?? []
-            return StoredHeartRate(
-                sensor: row.text(sensor), timeMs: row.int64(timeMs), receivedMs: row.int64(receivedMs), bpm: row.int(bpm),
-                contact: row.int(contact), energyKJ: row.optionalInt(energyKJ), valid: row.int(valid) != 0, raw: row.blob(raw),
-                rrIntervals: rr)
         }
 
         func id(_ row: SQLiteStatement) -> Int64 { row.int64(id) }

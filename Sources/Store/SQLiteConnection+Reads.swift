@@ -63,11 +63,34 @@ extension SQLiteConnection {
         WHERE s.ts_ms >= ? AND s.ts_ms < ? AND s.id <= ? ORDER BY s.ts_ms, s.id, r.position
         """
 
-    /// Notifications stored after an id, in the order they were stored, `LIMIT` of them.
+    /// `limit` notifications stored after `afterID`, in the order they were stored, each with its
+    /// row id.
+    func heartRates(afterID: Int64, limit: Int, _ body: (StoredHeartRate, Int64) throws -> Void) throws {
+        let statement = try self.statement(sql: Self.heartRatesAfterID).bind(.integer(afterID), .integer(Int64(limit)))
+        defer { statement.reset() }
+        try Self.groupedHeartRates(statement, body)
+    }
+
+    /// `limit` notifications after (`fromMs`, `afterID`) by time, then row id (several sensors can
+    /// share a time), each with its row id: a reopen's copy.
+    func heartRates(after fromMs: Int64, id afterID: Int64, limit: Int, _ body: (StoredHeartRate, Int64) throws -> Void) throws {
+        let statement = try self.statement(sql: Self.heartRatesAfterTime)
+            .bind(.integer(fromMs), .integer(afterID), .integer(Int64(limit)))
+        defer { statement.reset() }
+        try Self.groupedHeartRates(statement, body)
+    }
+
     private static let heartRatesAfterID = """
         SELECT \(joinedHeartRateColumns)
         FROM (SELECT * FROM hr_sample WHERE id > ? ORDER BY id LIMIT ?) s LEFT JOIN rr_interval r ON r.sample_id = s.id
         ORDER BY s.id, r.position
+        """
+
+    private static let heartRatesAfterTime = """
+        SELECT \(joinedHeartRateColumns)
+        FROM (SELECT * FROM hr_sample WHERE (ts_ms, id) > (?, ?) ORDER BY ts_ms, id LIMIT ?) s
+        LEFT JOIN rr_interval r ON r.sample_id = s.id
+        ORDER BY s.ts_ms, s.id, r.position
         """
 
     func rowCursor() throws -> RowCursor {
@@ -92,11 +115,8 @@ extension SQLiteConnection {
             fixes.append(fixColumns.fix(fixStatement))
             next.fixID = fixColumns.id(fixStatement)
         }
-        let heartRateStatement = try statement(sql: Self.heartRatesAfterID)
-            .bind(.integer(next.heartRateID), .integer(Int64(limit)))
-        defer { heartRateStatement.reset() }
         var heartRates: [StoredHeartRate] = []
-        try Self.groupedHeartRates(heartRateStatement) { sample, id in
+        try self.heartRates(afterID: next.heartRateID, limit: limit) { sample, id in
             heartRates.append(sample)
             next.heartRateID = id
         }

@@ -178,18 +178,18 @@ extension Store {
         var nextID = afterID
         for byTime in [true, false] {
             while true {
-                let statement = try byTime
-                    ? old.statement(sql: Self.heartRatesFromTime)
-                        .bind(.integer(next.ms), .integer(next.id), .integer(Int64(Self.copyChunk)))
-                    : old.statement(sql: StoredHeartRate.afterID).bind(.integer(nextID), .integer(Int64(Self.copyChunk)))
-                let columns = try statement.layout(StoredHeartRate.Columns.self)
                 var chunk: [StoredHeartRate] = []
-                while try statement.step() {
-                    let heartRate = columns.heartRate(statement)
-                    chunk.append(heartRate)
-                    if byTime { next = (heartRate.timeMs, columns.id(statement)) } else { nextID = columns.id(statement) }
+                if byTime {
+                    try old.heartRates(after: next.ms, id: next.id, limit: Self.copyChunk) { heartRate, id in
+                        chunk.append(heartRate)
+                        next = (heartRate.timeMs, id)
+                    }
+                } else {
+                    try old.heartRates(afterID: nextID, limit: Self.copyChunk) { heartRate, id in
+                        chunk.append(heartRate)
+                        nextID = id
+                    }
                 }
-                statement.reset()
                 guard !chunk.isEmpty else { break }
                 copied += try db.transaction { try chunk.filter { try insert($0) != nil }.count }
                 await Task.yield()
@@ -218,9 +218,4 @@ extension Store {
     }
 
     private static let fixesFromTime = "SELECT \(StoredFix.selection) FROM fix WHERE ts_ms >= ? ORDER BY ts_ms LIMIT ?"
-    /// By (time, id): notifications of several sensors can share a time.
-    private static let heartRatesFromTime = """
-        SELECT \(StoredHeartRate.selection)
-        FROM hr_sample s WHERE (s.ts_ms, s.id) > (?, ?) ORDER BY s.ts_ms, s.id LIMIT ?
-        """
 }

@@ -117,7 +117,7 @@ struct RecordColumnsTests {
     func composedSQLPreparedOnce() async throws {
         let directory = try TemporaryDirectory()
         let db = try await filledConnection(in: directory)
-        let first = try db.statement(sql: StoredHeartRate.afterID)
-        #expect(try db.statement(sql: StoredHeartRate.afterID) === first)
+        let first = try db.statement(sql: StoredStepRecord.afterID)
+        #expect(try db.statement(sql: StoredStepRecord.afterID) === first)
     }
 }
