@@ -57,27 +57,29 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
         self.logger = logger
         let engine = Self.makeEngine(config: config, settings: settings)
         // Sleep epochs and nights a query computed are kept by the writer, off the query's path.
-        if let keepSleepEpochs {
-            engine.keeping.epochs = { epochs in
-                Task {
-                    do { try await keepSleepEpochs(epochs) } catch {
-                        logger.warning("could not keep sleep epochs", metadata: ["count": "\(epochs.count)", "error": "\(error)"])
-                    }
-                }
-            }
+        engine.keeping.epochs = keepSleepEpochs.map { save in
+            Self.offThePath(save, logger: logger, failure: "could not keep sleep epochs") { ["count": "\($0.count)"] }
         }
-        if let keepSleepNight {
-            engine.keeping.night = { night in
-                Task {
-                    do { try await keepSleepNight(night) } catch {
-                        logger.warning("could not keep a sleep night", metadata: ["date": "\(night.date)", "error": "\(error)"])
-                    }
-                }
-            }
+        engine.keeping.night = keepSleepNight.map { save in
+            Self.offThePath(save, logger: logger, failure: "could not keep a sleep night") { ["date": "\($0.date)"] }
         }
         self.engine = Mutex(engine)
         quickEngine = Mutex(Self.makeEngine(config: config, settings: settings))
         bucket = LockedTokenBucket(TokenBucket(ratePerS: config.query.ratePerS, burst: config.query.burst))
+    }
+
+    /// `save` run in a task of its own; a failure is logged as the warning `failure` with `metadata`.
+    private static func offThePath<Value: Sendable>(
+        _ save: @escaping @Sendable (Value) async throws -> Void, logger: Logger, failure: String,
+        metadata: @escaping @Sendable (Value) -> Logger.Metadata
+    ) -> (Value) -> Void {
+        { value in
+            Task {
+                do { try await save(value) } catch {
+                    logger.warning("\(failure)", metadata: metadata(value).merging(["error": "\(error)"]) { $1 })
+                }
+            }
+        }
     }
 
     private static func makeEngine(config: AgentConfig, settings: AggregateSettings) -> QueryEngine {

@@ -10,14 +10,14 @@ import Store
 /// Not thread-safe: its engine's queue owns it.
 struct RunningDays {
     private var days: [LocalDay: RunningDay] = [:]
-    private var nights: [LocalDay: KeptNight] = [:]
+    private var nights: [LocalDay: ClassifiedNight] = [:]
     /// Where `follow` looked last.
     private var followed: RowCursor?
     /// When `follow` last computed a landing day's complete epochs.
     private var prepared: [LocalDay: ContinuousClock.Instant] = [:]
 
     /// A night, the revision of its window's notifications it was classified at, and when.
-    private struct KeptNight {
+    private struct ClassifiedNight {
         var at: ContinuousClock.Instant
         var revision: Int?
         var night: SleepNight
@@ -149,7 +149,7 @@ struct RunningDays {
             night = try SleepNight.compute(day, settings: settings, reader: reader, nowMs: nowMs, keep: keep)
         }
         if nights[day] == nil, nights.count >= 2 * Self.maximumDays { nights.removeAll() }
-        nights[day] = KeptNight(at: .now, revision: days[day]?.night.revision, night: night)
+        nights[day] = ClassifiedNight(at: .now, revision: days[day]?.night.revision, night: night)
         return night
     }
 }
