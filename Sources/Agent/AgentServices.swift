@@ -56,6 +56,7 @@ struct AgentServices {
         let queries = QueryService(
             config: config, client: client, settings: settings, clock: clock, foldJournal: { await store.foldForReaders() },
             keepSleepEpochs: { try await store.saveSleepEpochs($0) }, keepSleepNight: { try await store.saveSleepNight($0) },
+            keepDayFold: { try await store.saveDayFold($0) },
             logger: Logger(label: "keepalive.query"))
         for filter in queries.filters { client.handleOnNetworkThread(filter) { queries.receive($0) } }
         let gear = GearBook(

@@ -200,6 +200,22 @@ enum Schema {
             check_crc INTEGER NOT NULL            -- CRC-32 of the other columns
         );
         """,
+        // 12: a day's heart-rate and location folds kept with what they cover (Store+DayFolds.swift,
+        // docs/storage.md "Day folds"): a stale day's query folds from them instead of reading the
+        // day's rows, while the day's rows and the settings are unchanged. Pruned with the raw rows.
+        """
+        CREATE TABLE IF NOT EXISTS day_fold (
+            date TEXT PRIMARY KEY,                -- local YYYY-MM-DD
+            end_ms INTEGER NOT NULL,              -- the day's end, Unix ms (retention prunes by it)
+            hr_rows INTEGER NOT NULL,             -- hr_sample rows in the day when folded
+            hr_time_sum INTEGER NOT NULL,         -- sum of their ts_ms after the day's start
+            fix_rows INTEGER NOT NULL,            -- the same for fix
+            fix_time_sum INTEGER NOT NULL,
+            settings TEXT NOT NULL,               -- agent version, zone, dropout limit, zones, slot length
+            fold TEXT NOT NULL,                   -- the folds, JSON
+            check_crc INTEGER NOT NULL            -- CRC-32 of the other columns
+        );
+        """,
     ]
 
     static var latestVersion: Int { migrations.count }

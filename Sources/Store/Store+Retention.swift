@@ -4,7 +4,7 @@ import Foundation
 extension Store {
     /// Deletes up to `limit` raw rows older than `beforeMs` per table, in short transactions so
     /// ingest never waits long; call repeatedly until it returns 0. Aggregates are kept; kept sleep
-    /// epochs (sleep_epoch) go with their beats.
+    /// epochs (sleep_epoch) go with their beats, day folds (day_fold) with their day's first rows.
     public func pruneRawRows(beforeMs: Int64, limit: Int = 2000) throws -> Int {
         var deleted = 0
         try db.transaction {
@@ -23,6 +23,9 @@ extension Store {
             try db.statement(
                 "DELETE FROM sleep_epoch WHERE start_s IN (SELECT start_s FROM sleep_epoch WHERE start_s < ? ORDER BY start_s LIMIT ?)"
             ).bind(.integer(beforeMs / 1000), .integer(Int64(limit))).run()
+            deleted += db.changes
+            // A day fold is of no use once its day's rows are going (the day aggregate stays).
+            try db.statement("DELETE FROM day_fold WHERE end_ms <= ?").bind(.integer(beforeMs + 86_400_000)).run()
             deleted += db.changes
         }
         return deleted

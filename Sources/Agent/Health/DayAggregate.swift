@@ -53,6 +53,11 @@ struct DayAggregate: Sendable {
     /// The finished workouts that started this day: read from the store when the aggregate is
     /// published or queried (`HealthPublisher`, `build`), not folded sample by sample.
     var workouts: [StoredWorkout] = []
+    /// The heart-rate and fix rows folded in, counted as the store's time index counts the day's
+    /// rows: what a kept fold of the day is checked against (`DayAggregate+Kept.swift`).
+    private(set) var heartRateRows = RowFingerprint(rows: 0, timeSumMs: 0)
+    private(set) var fixRows = RowFingerprint(rows: 0, timeSumMs: 0)
+    private let startMs: Int64
 
     init(day: LocalDay, settings: AggregateSettings) {
         self.day = day
@@ -60,11 +65,34 @@ struct DayAggregate: Sendable {
         heartRate = HeartRateAccumulator(gapLimitMs: settings.gapLimitMs, zones: settings.zones)
         location = LocationAccumulator(intervalS: settings.locationIntervalS)
         steps = StepsAccumulator(settings: settings.steps)
+        startMs = day.boundsMs.start
+    }
+
+    /// The day resumed from kept folds of `heartRateRows` and `fixRows`; steps are read anew.
+    init(
+        day: LocalDay, settings: AggregateSettings, heartRate: HeartRateAccumulator, heartRateRows: RowFingerprint,
+        location: LocationAccumulator, fixRows: RowFingerprint
+    ) {
+        self.init(day: day, settings: settings)
+        self.heartRate = heartRate
+        self.heartRateRows = heartRateRows
+        self.location = location
+        self.fixRows = fixRows
     }
 
     /// False for a sample older than one already added (the day must be rebuilt).
-    mutating func add(_ fix: StoredFix) -> Bool { location.add(fix) }
-    mutating func add(_ sample: StoredHeartRate) -> Bool { heartRate.add(sample) }
+    mutating func add(_ fix: StoredFix) -> Bool {
+        guard location.add(fix) else { return false }
+        fixRows.count(fix.timeMs - startMs)
+        return true
+    }
+
+    mutating func add(_ sample: StoredHeartRate) -> Bool {
+        guard heartRate.add(sample) else { return false }
+        heartRateRows.count(sample.timeMs - startMs)
+        return true
+    }
+
     mutating func add(_ record: StoredStepRecord) -> Bool { steps.add(record) }
 
     /// The aggregate as of `nowMs` (slots are counted up to it while the day runs).
@@ -98,16 +126,10 @@ struct DayAggregate: Sendable {
     /// rows, so a day of 1 Hz data is never held in memory.
     static func rebuild(_ day: LocalDay, settings: AggregateSettings, store: Store, upTo cursor: RowCursor?) async throws -> DayAggregate {
         let bounds = day.boundsMs
-        var heartRate = HeartRateAccumulator(gapLimitMs: settings.gapLimitMs, zones: settings.zones)
-        try await store.forEachHeartRate(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = heartRate.add($0) }
-        var location = LocationAccumulator(intervalS: settings.locationIntervalS)
-        try await store.forEachFix(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = location.add($0) }
-        var steps = StepsAccumulator(settings: settings.steps)
-        try await store.forEachStepRecord(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = steps.add($0) }
         var aggregate = DayAggregate(day: day, settings: settings)
-        aggregate.heartRate = heartRate
-        aggregate.location = location
-        aggregate.steps = steps
+        try await store.forEachHeartRate(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = aggregate.add($0) }
+        try await store.forEachFix(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = aggregate.add($0) }
+        try await store.forEachStepRecord(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = aggregate.add($0) }
         return aggregate
     }
 
@@ -116,7 +138,7 @@ struct DayAggregate: Sendable {
     static func build(_ day: LocalDay, settings: AggregateSettings, reader: StoreReader, upTo cursor: RowCursor? = nil) throws -> DayAggregate {
         let bounds = day.boundsMs
         var aggregate = DayAggregate(day: day, settings: settings)
-        try reader.forEachHeartRate(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = aggregate.heartRate.add($0) }
+        try reader.forEachHeartRate(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = aggregate.add($0) }
         try aggregate.readAllButHeartRate(reader, upTo: cursor)
         return aggregate
     }
@@ -124,7 +146,13 @@ struct DayAggregate: Sendable {
     /// The day's fixes, step records and workouts, for a caller that reads its heart rate itself.
     mutating func readAllButHeartRate(_ reader: StoreReader, upTo cursor: RowCursor? = nil) throws {
         let bounds = day.boundsMs
-        try reader.forEachFix(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = location.add($0) }
+        try reader.forEachFix(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = self.add($0) }
+        try readStepsAndWorkouts(reader, upTo: cursor)
+    }
+
+    /// The day's step records and workouts: few rows, read as they are.
+    mutating func readStepsAndWorkouts(_ reader: StoreReader, upTo cursor: RowCursor? = nil) throws {
+        let bounds = day.boundsMs
         try reader.forEachStepRecord(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = steps.add($0) }
         workouts = try reader.workouts(fromMs: bounds.start, toMs: bounds.end)
     }

@@ -15,7 +15,7 @@ import Store
 /// A parked receiver's position drifts by metres while its speed stays near zero, so it adds
 /// nothing; while moving, anchors follow the track every 10 m or so. Corners shorter than that
 /// are cut, so a walk measures a little short rather than jitter making it long.
-struct DistanceFilter: Sendable {
+struct DistanceFilter: Sendable, Codable {
     static let minimumStepM = 10.0
     static let unknownErrorM = 20.0
     static let movingSpeedMps = 0.5
@@ -23,7 +23,7 @@ struct DistanceFilter: Sendable {
     static let windowGapMs: Int64 = 10_000
 
     private var recent: [StoredFix] = []
-    private var anchor: (lat: Double, lon: Double, timeMs: Int64)?
+    private var anchor: Anchor?
     private(set) var distanceM = 0.0
 
     mutating func add(_ fix: StoredFix) {
@@ -33,7 +33,7 @@ struct DistanceFilter: Sendable {
         let lat = recent.map(\.lat).reduce(0, +) / Double(recent.count)
         let lon = recent.map(\.lon).reduce(0, +) / Double(recent.count)
         guard let anchor else {
-            self.anchor = (lat, lon, fix.timeMs)
+            self.anchor = Anchor(lat: lat, lon: lon, timeMs: fix.timeMs)
             return
         }
         let step = Geodesy.distanceM(lat1: anchor.lat, lon1: anchor.lon, lat2: lat, lon2: lon)
@@ -48,6 +48,13 @@ struct DistanceFilter: Sendable {
         }
         guard moving else { return }
         distanceM += step
-        self.anchor = (lat, lon, fix.timeMs)
+        self.anchor = Anchor(lat: lat, lon: lon, timeMs: fix.timeMs)
+    }
+
+    /// The last position distance was counted to.
+    private struct Anchor: Sendable, Codable {
+        var lat: Double
+        var lon: Double
+        var timeMs: Int64
     }
 }

@@ -8,7 +8,7 @@ import Store
 /// (`hr.stall_timeout_s`) is a dropout and carries no weight; the newest sample carries none
 /// yet. `coveredMs` is the weighted time; zone time is weighted the same way. Invalid samples
 /// (0 bpm, no skin contact, implausible) are counted in `samples` only.
-struct HeartRateAccumulator: Sendable {
+struct HeartRateAccumulator: Sendable, Codable {
     let gapLimitMs: Int64
     let zones: HeartRateZones
 
@@ -19,7 +19,7 @@ struct HeartRateAccumulator: Sendable {
     private(set) var coveredMs: Int64 = 0
     private(set) var zoneMs: [Int64] = Array(repeating: 0, count: 5)
     private var weightedBpmMs = 0.0
-    private var lastValid: (timeMs: Int64, bpm: Int)?
+    private var lastValid: TimedBPM?
     private var lastTimeMs: Int64?
     private(set) var resting = RestingHeartRateWindow()
     private(set) var rmssd = RMSSDAccumulator()
@@ -50,7 +50,7 @@ struct HeartRateAccumulator: Sendable {
                 if let zone = zones.zone(for: lastValid.bpm) { zoneMs[zone] += gap }
             }
         }
-        lastValid = (sample.timeMs, sample.bpm)
+        lastValid = TimedBPM(timeMs: sample.timeMs, bpm: sample.bpm)
         resting.add(timeMs: sample.timeMs, bpm: sample.bpm, gapLimitMs: gapLimitMs)
         rmssd.add(rr1024: sample.rrIntervals, timeMs: sample.timeMs, gapLimitMs: gapLimitMs)
         return true

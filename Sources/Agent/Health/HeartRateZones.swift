@@ -1,7 +1,7 @@
 /// Five heart-rate zones on the heart-rate-reserve (Karvonen) scheme: zone n starts at
 /// `resting + f × (max − resting)` for f = 50, 60, 70, 80, 90 %. Time below zone 1 is in no
 /// zone, so the zones add up to at most the day's coverage.
-struct HeartRateZones: Sendable, Equatable {
+struct HeartRateZones: Sendable, Equatable, Codable {
     let maxHR: Int
     let restingHR: Int
 

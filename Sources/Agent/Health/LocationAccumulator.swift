@@ -10,7 +10,7 @@ import Store
 /// - `distance_m`: see `DistanceFilter`.
 /// - `bbox`: `[min_lat, min_lon, max_lat, max_lon]` (a day across the antimeridian gets the
 ///   long way round).
-struct LocationAccumulator: Sendable {
+struct LocationAccumulator: Sendable, Codable {
     static let movingGapLimitMs: Int64 = 60_000
 
     let intervalS: Int64
@@ -18,7 +18,7 @@ struct LocationAccumulator: Sendable {
     private(set) var slotsWithFix: Set<Int64> = []
     private(set) var movingMs: Int64 = 0
     private(set) var maxSpeed: Double?
-    private(set) var bbox: (minLat: Double, minLon: Double, maxLat: Double, maxLon: Double)?
+    private(set) var bbox: BoundingBox?
     private var filter = DistanceFilter()
     private(set) var first: StoredFix?
     private(set) var last: StoredFix?
@@ -41,9 +41,11 @@ struct LocationAccumulator: Sendable {
         }
         if let speed = fix.speed { maxSpeed = Swift.max(maxSpeed ?? speed, speed) }
         if let box = bbox {
-            bbox = (Swift.min(box.minLat, fix.lat), Swift.min(box.minLon, fix.lon), Swift.max(box.maxLat, fix.lat), Swift.max(box.maxLon, fix.lon))
+            bbox = BoundingBox(
+                minLat: Swift.min(box.minLat, fix.lat), minLon: Swift.min(box.minLon, fix.lon), maxLat: Swift.max(box.maxLat, fix.lat),
+                maxLon: Swift.max(box.maxLon, fix.lon))
         } else {
-            bbox = (fix.lat, fix.lon, fix.lat, fix.lon)
+            bbox = BoundingBox(minLat: fix.lat, minLon: fix.lon, maxLat: fix.lat, maxLon: fix.lon)
         }
         filter.add(fix)
         if first == nil { first = fix }
@@ -77,4 +79,12 @@ struct LocationAccumulator: Sendable {
     }
 
     static func ceilDivide(_ a: Int64, _ b: Int64) -> Int64 { -floorDivide(-a, b) }
+
+    /// `[min_lat, min_lon, max_lat, max_lon]` of the fixes.
+    struct BoundingBox: Sendable, Codable {
+        var minLat: Double
+        var minLon: Double
+        var maxLat: Double
+        var maxLon: Double
+    }
 }

@@ -4,7 +4,7 @@
 /// across notifications while they keep coming (no gap longer than the dropout limit, no
 /// invalid notification in between). RR intervals outside 300–2000 ms (200–30 bpm) are
 /// artefacts and break the chain instead of entering it.
-struct RMSSDAccumulator: Sendable {
+struct RMSSDAccumulator: Sendable, Codable {
     static let plausibleMs: ClosedRange<Double> = 300...2000
 
     private var previousMs: Double?

@@ -10,7 +10,7 @@ struct RestingHeartRateWindow: Sendable {
     static let windowMs: Int64 = 300_000
     static let minimumSpanMs: Int64 = 270_000
 
-    private var window: [(timeMs: Int64, bpm: Int)] = []
+    private var window: [TimedBPM] = []
     private var head = 0
     private var sum = 0
     private(set) var lowestMean: Double?
@@ -21,7 +21,7 @@ struct RestingHeartRateWindow: Sendable {
             head = 0
             sum = 0
         }
-        window.append((timeMs, bpm))
+        window.append(TimedBPM(timeMs: timeMs, bpm: bpm))
         sum += bpm
         while window[head].timeMs < timeMs - Self.windowMs {
             sum -= window[head].bpm
@@ -34,5 +34,37 @@ struct RestingHeartRateWindow: Sendable {
         guard timeMs - window[head].timeMs >= Self.minimumSpanMs else { return }
         let mean = Double(sum) / Double(window.count - head)
         lowestMean = min(lowestMean ?? mean, mean)
+    }
+}
+
+/// A heart rate at a time (Unix ms).
+struct TimedBPM: Sendable, Codable {
+    var timeMs: Int64
+    var bpm: Int
+}
+
+/// Kept with a day's folds (`DayAggregate+Kept.swift`): only the samples still in the window,
+/// as two arrays; the running sum is theirs.
+extension RestingHeartRateWindow: Codable {
+    private enum CodingKeys: String, CodingKey { case timesMs, bpms, lowestMean }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let times = try container.decode([Int64].self, forKey: .timesMs)
+        let bpms = try container.decode([Int].self, forKey: .bpms)
+        guard times.count == bpms.count else {
+            throw DecodingError.dataCorruptedError(forKey: .bpms, in: container, debugDescription: "times and rates differ in number")
+        }
+        window = zip(times, bpms).map { TimedBPM(timeMs: $0, bpm: $1) }
+        sum = bpms.reduce(0, +)
+        lowestMean = try container.decodeIfPresent(Double.self, forKey: .lowestMean)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        let live = window[head...]
+        try container.encode(live.map(\.timeMs), forKey: .timesMs)
+        try container.encode(live.map(\.bpm), forKey: .bpms)
+        try container.encodeIfPresent(lowestMean, forKey: .lowestMean)
     }
 }

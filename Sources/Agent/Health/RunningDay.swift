@@ -54,7 +54,7 @@ struct RunningDay {
 
     /// The night as of the rows folded in, computed at `nowMs`; epochs computed with a complete
     /// window go to `keep`.
-    mutating func sleep(settings: AggregateSettings, reader: StoreReader, nowMs: Int64?, keep: SleepKeeping) throws -> SleepNight {
+    mutating func sleep(settings: AggregateSettings, reader: StoreReader, nowMs: Int64?, keep: Keeping) throws -> SleepNight {
         let fingerprint = night.fingerprint(windowStartMs: window.start)
         if nowMs.map({ $0 >= window.end }) ?? true,
             let kept = try SleepNight.kept(aggregate.day, settings: settings, reader: reader, fingerprint: fingerprint)
@@ -73,7 +73,7 @@ struct RunningDay {
 
     /// Computes the features of the night's epochs whose window is complete and that are not
     /// kept yet, classifying nothing (`SleepEpochCache.prepare`): while a backlog lands.
-    mutating func prepareNight(settings: AggregateSettings, reader: StoreReader, keep: SleepKeeping) throws {
+    mutating func prepareNight(settings: AggregateSettings, reader: StoreReader, keep: Keeping) throws {
         guard let series = night.dominant else { return }
         let cache = try epochCache(for: series.sensor, reader: reader)
         for segment in SleepNight.segments(series) {

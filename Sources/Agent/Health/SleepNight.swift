@@ -157,7 +157,7 @@ extension SleepNight {
     /// and the night once its window is over, go to `keep`, where there is a writer to keep them.
     static func compute(
         _ day: LocalDay, settings: AggregateSettings, reader: StoreReader, upTo cursor: RowCursor? = nil, nowMs: Int64? = nil,
-        keep: SleepKeeping = .nothing
+        keep: Keeping = .nothing
     ) throws -> SleepNight {
         let computed = try computeKeeping(day, settings: settings, reader: reader, upTo: cursor, nowMs: nowMs)
         keep.keep(computed.fresh)

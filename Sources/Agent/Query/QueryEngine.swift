@@ -15,12 +15,13 @@ final class QueryEngine {
     /// Today and the days without a current stored aggregate, carried between queries and
     /// followed between them (`follow`): each query folds in only the rows stored since (issue 32).
     private(set) var running = RunningDays()
-    /// Where sleep epochs and finished nights this engine computed are kept (the agent's writer);
-    /// nothing for the command line, which only reads the store.
-    var keeping = SleepKeeping.nothing
+    /// Where sleep epochs, finished nights and day folds this engine computed are kept (the
+    /// agent's writer); nothing for the command line, which only reads the store.
+    var keeping = Keeping.nothing
     /// Whether it carries the days it computes from one query to the next (the agent's engines).
     /// The command line answers once: a stale day whose night the agent kept unchanged is then
-    /// read as the day's rows alone (`SleepNight.kept`), without its night window.
+    /// read from the day's kept folds (`DayAggregate.kept`), else its rows alone, with that night
+    /// (`SleepNight.kept`), without its night window.
     var carriesDays = true
 
     static let fiveMinutesMs: Int64 = 300_000
@@ -154,7 +155,8 @@ final class QueryEngine {
             if let current {
                 health = .raw(current.payload)
             } else if !carriesDays, !isToday, mayScan, let kept = try SleepNight.kept(day, settings: settings, reader: reader) {
-                var withSleep = try DayAggregate.build(day, settings: settings, reader: reader)
+                var withSleep = try DayAggregate.kept(day, settings: settings, reader: reader)
+                    ?? DayAggregate.build(day, settings: settings, reader: reader)
                 computed = withSleep
                 withSleep.sleep = kept
                 health = withSleep.document(final: true, nowMs: 0).json(seq: nil)

@@ -44,7 +44,8 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
         config: AgentConfig, client: MQTTClient, settings: AggregateSettings, clock: AgentClock,
         foldJournal: (@Sendable () async -> Void)? = nil,
         keepSleepEpochs: (@Sendable ([StoredSleepEpoch]) async throws -> Void)? = nil,
-        keepSleepNight: (@Sendable (StoredSleepNight) async throws -> Void)? = nil, logger: Logger
+        keepSleepNight: (@Sendable (StoredSleepNight) async throws -> Void)? = nil,
+        keepDayFold: (@Sendable (StoredDayFold) async throws -> Void)? = nil, logger: Logger
     ) {
         self.clock = clock
         self.foldJournal = foldJournal
@@ -56,12 +57,15 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
         routing = ReplyRouting(config: config)
         self.logger = logger
         let engine = Self.makeEngine(config: config, settings: settings)
-        // Sleep epochs and nights a query computed are kept by the writer, off the query's path.
+        // Sleep epochs, nights and day folds a query computed are kept by the writer, off the query's path.
         engine.keeping.epochs = keepSleepEpochs.map { save in
             Self.offThePath(save, logger: logger, failure: "could not keep sleep epochs") { ["count": "\($0.count)"] }
         }
         engine.keeping.night = keepSleepNight.map { save in
             Self.offThePath(save, logger: logger, failure: "could not keep a sleep night") { ["date": "\($0.date)"] }
+        }
+        engine.keeping.dayFold = keepDayFold.map { save in
+            Self.offThePath(save, logger: logger, failure: "could not keep a day's folds") { ["date": "\($0.date)"] }
         }
         self.engine = Mutex(engine)
         quickEngine = Mutex(Self.makeEngine(config: config, settings: settings))

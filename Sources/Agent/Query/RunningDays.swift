@@ -15,6 +15,8 @@ struct RunningDays {
     private var followed: RowCursor?
     /// When `follow` last computed a landing day's complete epochs.
     private var prepared: [LocalDay: ContinuousClock.Instant] = [:]
+    /// The rows of each day whose folds were last handed to be kept.
+    private var keptFolds: [LocalDay: [RowFingerprint]] = [:]
 
     /// A night, the revision of its window's notifications it was classified at, and when.
     private struct ClassifiedNight {
@@ -37,6 +39,7 @@ struct RunningDays {
         nights = [:]
         followed = nil
         prepared = [:]
+        keptFolds = [:]
     }
 
     /// The day as of the current snapshot: its running aggregate brought up to date, or computed
@@ -56,7 +59,7 @@ struct RunningDays {
     /// strap adds one a second, at most every `SleepNight.todayRefresh` — and while it is in
     /// progress every `todayRefresh` (a strap taken off ends it without a new row).
     mutating func night(
-        _ day: LocalDay, settings: AggregateSettings, reader: StoreReader, nowMs: Int64, isToday: Bool, keep: SleepKeeping
+        _ day: LocalDay, settings: AggregateSettings, reader: StoreReader, nowMs: Int64, isToday: Bool, keep: Keeping
     ) throws -> SleepNight {
         let revision = days[day]?.night.revision
         if let kept = nights[day] {
@@ -72,13 +75,14 @@ struct RunningDays {
     /// and then none in this round (the backlog is in). True when there were new rows, or work
     /// left for a query waiting (`queriesWaiting`): call again soon.
     mutating func follow(
-        settings: AggregateSettings, reader: StoreReader, today: LocalDay, nowMs: Int64, keep: SleepKeeping,
+        settings: AggregateSettings, reader: StoreReader, today: LocalDay, nowMs: Int64, keep: Keeping,
         yieldTo queriesWaiting: () -> Bool = { false }
     ) throws -> Bool {
         let current = try reader.rowCursor()
         defer { followed = current }
         guard let from = followed else { return false }
         let revisions = days.mapValues(\.night.revision)
+        let folded = days.mapValues(\.aggregate.foldedRows)
         for day in days.keys.sorted() {
             guard var carried = days[day] else { continue }
             days[day] = try carried.catchUp(reader: reader) ? carried : nil
@@ -91,6 +95,13 @@ struct RunningDays {
         for day in days.keys.sorted() where day < today {
             guard !queriesWaiting() else { return true }
             guard var carried = days[day] else { continue }
+            if folded[day] == carried.aggregate.foldedRows, keptFolds[day] != carried.aggregate.foldedRows,
+                let record = carried.aggregate.keptRecord(settings: settings)
+            {
+                // Its rows quiet this round: keep its folds for a query after the agent stops.
+                keep.dayFold?(record)
+                keptFolds[day] = carried.aggregate.foldedRows
+            }
             if revisions[day] == carried.night.revision {
                 // Quiet this round: classify the night if it is not classified at this revision.
                 if nights[day]?.revision != carried.night.revision {
@@ -132,13 +143,14 @@ struct RunningDays {
             days[oldest] = nil
             nights[oldest] = nil
             prepared[oldest] = nil
+            keptFolds[oldest] = nil
         }
         days[day] = fresh
         return fresh
     }
 
     private mutating func classify(
-        _ day: LocalDay, settings: AggregateSettings, reader: StoreReader, nowMs: Int64, keep: SleepKeeping
+        _ day: LocalDay, settings: AggregateSettings, reader: StoreReader, nowMs: Int64, keep: Keeping
     ) throws -> SleepNight {
         let night: SleepNight
         if var carried = days[day] {

@@ -1,5 +1,5 @@
 /// A GPS fix as stored: validated, stamped by the clock rule.
-public struct StoredFix: Sendable, Equatable {
+public struct StoredFix: Sendable, Equatable, Codable {
     public var timeMs: Int64
     public var receivedMs: Int64
     public var lat: Double
