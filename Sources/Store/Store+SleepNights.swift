@@ -19,12 +19,12 @@ extension SQLiteConnection {
 
     /// The number of heart-rate rows in `[fromMs, toMs)` and the sum of their times after
     /// `fromMs`: read from the time index alone.
-    func heartRateFingerprint(fromMs: Int64, toMs: Int64) throws -> (rows: Int64, timeSumMs: Int64) {
+    func heartRateFingerprint(fromMs: Int64, toMs: Int64) throws -> RowFingerprint {
         let statement = try self.statement("SELECT count(*), coalesce(sum(ts_ms - ?1), 0) FROM hr_sample WHERE ts_ms >= ?1 AND ts_ms < ?2")
             .bind(.integer(fromMs), .integer(toMs))
         defer { statement.reset() }
-        guard try statement.step() else { return (0, 0) }
-        return (statement.int64(0), statement.int64(1))
+        guard try statement.step() else { return RowFingerprint(rows: 0, timeSumMs: 0) }
+        return RowFingerprint(rows: statement.int64(0), timeSumMs: statement.int64(1))
     }
 }
 
@@ -45,7 +45,7 @@ extension Store {
 extension StoreReader {
     public func sleepNight(date: String) throws -> SleepNightRead { try db.sleepNight(date: date) }
 
-    public func heartRateFingerprint(fromMs: Int64, toMs: Int64) throws -> (rows: Int64, timeSumMs: Int64) {
+    public func heartRateFingerprint(fromMs: Int64, toMs: Int64) throws -> RowFingerprint {
         try db.heartRateFingerprint(fromMs: fromMs, toMs: toMs)
     }
 }

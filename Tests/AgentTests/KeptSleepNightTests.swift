@@ -111,15 +111,15 @@ struct KeptSleepNightTests {
     func notOverNotKept() throws {
         let night = SleepNight(main: nil, naps: [])
         let window = SleepNight.window(of: Self.morning)
-        #expect(night.keptRecord(Self.morning, settings: Self.settings, fingerprint: (1, 1), nowMs: window.end - 1) == nil)
-        #expect(night.keptRecord(Self.morning, settings: Self.settings, fingerprint: (1, 1), nowMs: window.end) != nil)
+        #expect(night.keptRecord(Self.morning, settings: Self.settings, fingerprint: RowFingerprint(rows: 1, timeSumMs: 1), nowMs: window.end - 1) == nil)
+        #expect(night.keptRecord(Self.morning, settings: Self.settings, fingerprint: RowFingerprint(rows: 1, timeSumMs: 1), nowMs: window.end) != nil)
         var going = SleepNight(
             main: NightPeriod(
                 start: 0, end: 1, sleepSeconds: 1, awakeSeconds: 0, unobservedSeconds: 0, awakenings: 0, inBedSeconds: 1, efficiency: 1,
                 inProgress: true),
             naps: [])
-        #expect(going.keptRecord(Self.morning, settings: Self.settings, fingerprint: (1, 1), nowMs: nil) == nil)
+        #expect(going.keptRecord(Self.morning, settings: Self.settings, fingerprint: RowFingerprint(rows: 1, timeSumMs: 1), nowMs: nil) == nil)
         going.main?.inProgress = false
-        #expect(going.keptRecord(Self.morning, settings: Self.settings, fingerprint: (1, 1), nowMs: nil) != nil)
+        #expect(going.keptRecord(Self.morning, settings: Self.settings, fingerprint: RowFingerprint(rows: 1, timeSumMs: 1), nowMs: nil) != nil)
     }
 }

@@ -27,7 +27,7 @@ extension SleepNight {
     /// The record that keeps this night of `day`, classified from the window's rows counted in
     /// `fingerprint`; nil while the window is not over at `nowMs` or the night goes on.
     func keptRecord(
-        _ day: LocalDay, settings: AggregateSettings, fingerprint: (rows: Int64, timeSumMs: Int64), nowMs: Int64?
+        _ day: LocalDay, settings: AggregateSettings, fingerprint: RowFingerprint, nowMs: Int64?
     ) -> StoredSleepNight? {
         let window = Self.window(of: day)
         guard nowMs.map({ $0 >= window.end }) ?? true, main?.inProgress != true,
@@ -41,7 +41,7 @@ extension SleepNight {
     /// `day`'s kept night if it still holds: classified with these settings from a window whose
     /// rows are `fingerprint` (nil: counted now from the store's time index).
     static func kept(
-        _ day: LocalDay, settings: AggregateSettings, reader: StoreReader, fingerprint: (rows: Int64, timeSumMs: Int64)? = nil
+        _ day: LocalDay, settings: AggregateSettings, reader: StoreReader, fingerprint: RowFingerprint? = nil
     ) throws -> SleepNight? {
         let read = try reader.sleepNight(date: day.description)
         if read.damaged {
@@ -50,7 +50,7 @@ extension SleepNight {
         guard let kept = read.night, kept.settings == keptSettings(day, settings) else { return nil }
         let window = window(of: day)
         let now = try fingerprint ?? reader.heartRateFingerprint(fromMs: window.start, toMs: window.end)
-        guard now.rows == kept.windowRows, now.timeSumMs == kept.windowTimeSumMs else { return nil }
+        guard now == RowFingerprint(rows: kept.windowRows, timeSumMs: kept.windowTimeSumMs) else { return nil }
         guard let night = try? JSONDecoder().decode(SleepNight.self, from: Data(kept.night.utf8)) else {
             keptLog.error("a kept sleep night is not readable; classifying the night again", metadata: ["date": "\(day)"])
             return nil
@@ -63,13 +63,13 @@ extension SleepNight {
 
 extension NightSamples {
     /// The rows held, counted as `heartRateFingerprint` counts the window's rows in the store.
-    func fingerprint(windowStartMs: Int64) -> (rows: Int64, timeSumMs: Int64) {
+    func fingerprint(windowStartMs: Int64) -> RowFingerprint {
         var rows: Int64 = 0
         var sum: Int64 = 0
         for series in bySensor.values {
             rows += Int64(series.count)
             for time in series.timesMs { sum += time - windowStartMs }
         }
-        return (rows, sum)
+        return RowFingerprint(rows: rows, timeSumMs: sum)
     }
 }

@@ -154,12 +154,9 @@ final class QueryEngine {
         if include.contains(.health) {
             if let current {
                 health = .raw(current.payload)
-            } else if !carriesDays, !isToday, mayScan, let kept = try SleepNight.kept(day, settings: settings, reader: reader) {
-                var withSleep = try DayAggregate.kept(day, settings: settings, reader: reader)
-                    ?? DayAggregate.build(day, settings: settings, reader: reader)
-                computed = withSleep
-                withSleep.sleep = kept
-                health = withSleep.document(final: true, nowMs: 0).json(seq: nil)
+            } else if !carriesDays, !isToday, mayScan, let kept = try keptDay(day, reader: reader) {
+                computed = kept
+                health = kept.document(final: true, nowMs: 0).json(seq: nil)
             } else {
                 var withSleep = try aggregate()
                 withSleep.sleep = try running.night(
@@ -234,6 +231,17 @@ final class QueryEngine {
             running.removeAll()
             return false
         }
+    }
+
+    /// A past day answered once (the command line) from the night the agent kept for it and the
+    /// day's kept folds, else its rows; nil without a kept night.
+    private func keptDay(_ day: LocalDay, reader: StoreReader) throws -> DayAggregate? {
+        let rows = try DayAndNightRows(day, reader: reader)
+        guard let night = try SleepNight.kept(day, settings: settings, reader: reader, fingerprint: rows.night) else { return nil }
+        var aggregate = try DayAggregate.kept(day, settings: settings, reader: reader, heartRate: rows.day)
+            ?? DayAggregate.build(day, settings: settings, reader: reader)
+        aggregate.sleep = night
+        return aggregate
     }
 
     /// The day's 15-minute buckets as CSV rows (`keepalive export --format timeline-csv`).

@@ -57,4 +57,10 @@ extension RowFingerprint {
         rows += 1
         timeSumMs += offsetMs
     }
+
+    /// The rows of this span and of `later`, a span starting `laterStartMs` after this one's
+    /// start: counted as one span from this one's start.
+    public func followed(by later: RowFingerprint, startingAfterMs laterStartMs: Int64) -> RowFingerprint {
+        RowFingerprint(rows: rows + later.rows, timeSumMs: timeSumMs + later.timeSumMs + later.rows * laterStartMs)
+    }
 }
