@@ -39,10 +39,9 @@ let package = Package(
             name: "CFFTW", path: "Sources/CFFTW", pkgConfig: "fftw3",
             providers: [.apt(["libfftw3-dev"])]),
 
-        // PostgreSQL's client library, for the fleet archive (`keepalive archive`, docs/fleet.md).
-        .systemLibrary(
-            name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq",
-            providers: [.apt(["libpq-dev"])]),
+        // PostgreSQL's client library, for the fleet archive (`keepalive archive`, docs/fleet.md):
+        // libpq-fe.h's functions, loaded from libpq.so.5 on first use (Sources/CLibPQ says why).
+        .target(name: "CLibPQ", path: "Sources/CLibPQ", linkerSettings: [.linkedLibrary("dl")]),
 
         // fork + PR_SET_PDEATHSIG + exec for bridge programs that must die with the agent.
         .target(name: "CSpawn", path: "Sources/CSpawn"),

@@ -47,7 +47,7 @@ Maintainer: KeepAlive developers <keepalive@localhost>
 Installed-Size: $(du -sk "$STAGE" | cut -f1)
 Depends: $DEPENDS
 Recommends: gpsd, mosquitto, chrony
-Suggests: python3-bleak, python3-paho-mqtt
+Suggests: python3-bleak, python3-paho-mqtt, libpq5
 Section: misc
 Priority: optional
 Description: edge agent for GPS and heart rate on a Raspberry Pi

@@ -27,6 +27,11 @@ final class PostgresConnection {
 
     /// Connects (blocking, libpq's `connect_timeout` from `conninfo` or 10 s).
     init(conninfo: String) throws {
+        if let problem = keepalive_libpq_problem() {
+            throw PostgresError(
+                message: "libpq could not be loaded (install libpq5 for keepalive archive): \(String(cString: problem))",
+                connectionLost: false)
+        }
         let withTimeout = conninfo.contains("connect_timeout") ? conninfo : "\(conninfo) connect_timeout=10"
         guard let opened = PQconnectdb(withTimeout) else {
             throw PostgresError(message: "libpq could not allocate a connection", connectionLost: true)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CLibPQ
 import Foundation
 import Logging
 import Synchronization
@@ -20,6 +21,11 @@ struct ArchiveCommand: AsyncParsableCommand {
         AgentLogging.bootstrap(level: options.logLevel.level)
         let config = try options.loadConfig()
         let logger = Logger(label: "keepalive.archive")
+        // libpq is loaded on first use (Sources/CLibPQ): without it there is nothing to archive to.
+        if let problem = keepalive_libpq_problem() {
+            logger.critical("libpq could not be loaded: install libpq5", metadata: ["error": "\(String(cString: problem))"])
+            throw ExitCode(69)  // EX_UNAVAILABLE
+        }
         let service = try ArchiveService(config: config, logger: logger, now: KernelClock().now())
         service.start()
         logger.info("archive started", metadata: ["broker": "\(config.mqtt.host):\(config.mqtt.port)", "client_id": "\(config.mqtt.clientID)"])
