@@ -1,6 +1,6 @@
 // libpq's API, for `keepalive archive` alone (docs/fleet.md). The agent does not link libpq:
 // its functions here load libpq.so.5 on first use (libpq_lazy.c), so an agent that never archives
-// maps none of libpq's twenty libraries (Kerberos, LDAP, GnuTLS, …: ~3.3 MiB resident in every
+// maps none of libpq's twenty libraries (Kerberos, LDAP, GnuTLS, …: ~2.3 MiB resident in every
 // agent and every `keepalive query`), and a Pi needs no libpq5 installed.
 #ifndef KEEPALIVE_LIBPQ_LAZY_H
 #define KEEPALIVE_LIBPQ_LAZY_H
