@@ -25,7 +25,8 @@ extension Store {
             ).bind(.integer(beforeMs / 1000), .integer(Int64(limit))).run()
             deleted += db.changes
             // A day fold is of no use once its day's rows are going (the day aggregate stays).
-            try db.statement("DELETE FROM day_fold WHERE end_ms <= ?").bind(.integer(beforeMs + 86_400_000)).run()
+            // In SQL: `beforeMs` may be as late as Int64.max ("everything").
+            try db.statement("DELETE FROM day_fold WHERE end_ms - 86400000 <= ?").bind(.integer(beforeMs)).run()
             deleted += db.changes
         }
         return deleted
