@@ -45,8 +45,9 @@ public struct AccelerationStepCounter: Sendable {
     private var strideCheck: StridePeriodicityCheck?
     /// Blocks of steady walking whose count was replaced by two steps a stride (rule 9), and the
     /// steps that changed in all (negative when peaks were extra).
-    public private(set) var strideCorrectedBlocks = 0
-    public private(set) var strideCorrectionSteps = 0
+    public var strideCorrectedBlocks: Int { endedStretches.correctedBlocks + (strideCheck?.correctedBlocks ?? 0) }
+    public var strideCorrectionSteps: Int { endedStretches.correctionSteps + (strideCheck?.correctionSteps ?? 0) }
+    private var endedStretches = (correctedBlocks: 0, correctionSteps: 0)
     private var rateHz = 0.0
     /// Where the next contiguous batch should start, ms.
     private var nextSampleMs = 0.0
@@ -122,8 +123,8 @@ public struct AccelerationStepCounter: Sendable {
     public mutating func flush() -> [StepWindow] {
         guard var detector, var strideCheck else { return [] }
         record(strideCheck.finish(remainingSteps: detector.finish()))
-        strideCorrectedBlocks += strideCheck.correctedBlocks
-        strideCorrectionSteps += strideCheck.correctionSteps
+        endedStretches.correctedBlocks += strideCheck.correctedBlocks
+        endedStretches.correctionSteps += strideCheck.correctionSteps
         self.detector = nil
         self.strideCheck = nil
         return close(before: .infinity)

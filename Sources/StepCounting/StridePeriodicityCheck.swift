@@ -18,12 +18,11 @@ struct StridePeriodicityCheck: Sendable {
     private let rateHz: Double
     private let blockMs: Double
     private var blockStartMs: Double
-    /// The current block's samples, per axis.
+    /// The samples from the current block's start on, per axis (the next block's first ones too,
+    /// while the detector has not yet settled the current block's steps).
     private var axes: [[Double]] = [[], [], []]
-    /// Steps of the current block (detector-settled), oldest first.
-    private var blockSteps: [Double] = []
-    /// Steps of later blocks already settled by the detector (it can run ahead of our samples).
-    private var laterSteps: [Double] = []
+    /// Steps the detector has settled and this check not yet handed out, oldest first.
+    private var steps: [Double] = []
     /// Blocks whose count was replaced (the stride's), and the steps that added (may be negative).
     private(set) var correctedBlocks = 0
     private(set) var correctionSteps = 0
@@ -48,7 +47,7 @@ struct StridePeriodicityCheck: Sendable {
     /// Takes the detector's newly settled steps and hands out the steps of every block that is
     /// over (its samples all in, its steps settled by the detector), oldest first.
     mutating func take(settledSteps: [Double], detectorSettledMs: Double, sampledUntilMs: Double) -> [Double] {
-        laterSteps += settledSteps
+        steps += settledSteps
         var out: [Double] = []
         while blockStartMs + blockMs <= min(detectorSettledMs, sampledUntilMs) {
             out += closeBlock()
@@ -58,26 +57,26 @@ struct StridePeriodicityCheck: Sendable {
 
     /// At the end of the stretch: the rest, unchanged (a partial block is not judged).
     mutating func finish(remainingSteps: [Double]) -> [Double] {
-        laterSteps += remainingSteps
-        let out = laterSteps
-        laterSteps.removeAll()
+        steps += remainingSteps
+        let out = steps
+        steps.removeAll()
         for index in axes.indices { axes[index].removeAll() }
         return out
     }
 
     private mutating func closeBlock() -> [Double] {
         let end = blockStartMs + blockMs
-        let split = laterSteps.firstIndex { $0 >= end } ?? laterSteps.count
-        let steps = Array(laterSteps[..<split])
-        laterSteps.removeFirst(split)
+        let split = steps.firstIndex { $0 >= end } ?? steps.count
+        let blockSteps = Array(steps[..<split])
+        steps.removeFirst(split)
         let count = Int((blockMs / 1000 * rateHz).rounded())
         let block = axes.map { Array($0.prefix(count)) }
         for index in axes.indices { axes[index].removeFirst(min(count, axes[index].count)) }
         defer { blockStartMs = end }
-        guard let period = stridePeriod(block, steps: steps, startMs: blockStartMs) else { return steps }
+        guard let period = stridePeriod(block, steps: blockSteps, startMs: blockStartMs) else { return blockSteps }
         let stepsInBlock = Int((2 * blockMs / period).rounded())
         correctedBlocks += 1
-        correctionSteps += stepsInBlock - steps.count
+        correctionSteps += stepsInBlock - blockSteps.count
         // Spread evenly over the block: what matters downstream is the window each falls in.
         return (0..<stepsInBlock).map { blockStartMs + (Double($0) + 0.5) * blockMs / Double(stepsInBlock) }
     }
