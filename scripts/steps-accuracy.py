@@ -281,11 +281,14 @@ def main():
     print("%d recordings, %d labelled steps, %d counted (net %+.1f %%); per recording |error|: mean %.1f %%, median %.1f %%, max %.1f %%" % (
         len(errors), total_reference, total, (total / total_reference - 1) * 100, sum(errors) / len(errors),
         sorted(errors)[len(errors) // 2], max(errors)))
-    if args.dataset == "gaitdata":
-        # The detector's newer settings (rhythmic threshold, closing step) were chosen on the
-        # odd-numbered subjects only: the even-numbered ones are held out.
+    # GaitData: the rhythmic threshold and the closing step were chosen on the odd-numbered
+    # subjects only; Movin(g)Reality: the stride check on the odd-numbered participants only
+    # (pp01, pp03, ...). The even-numbered ones are held out.
+    subject = {"gaitdata": lambda name: int(name.split("-")[0]),
+               "movingreality": lambda name: int(name.split("-")[0][2:])}.get(args.dataset)
+    if subject:
         for label, parity in (("odd-numbered subjects (tuned on)", 1), ("even-numbered subjects (held out)", 0)):
-            group = [s for s, r in references.items() if int(r[0].split("-")[0]) % 2 == parity]
+            group = [s for s, r in references.items() if subject(r[0]) % 2 == parity]
             group_errors = sorted(abs(counted.get(s, 0) / references[s][1] - 1) * 100 for s in group)
             group_reference = sum(references[s][1] for s in group)
             group_total = sum(counted.get(s, 0) for s in group)

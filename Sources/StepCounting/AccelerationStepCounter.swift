@@ -42,6 +42,12 @@ public struct AccelerationStepCounter: Sendable {
     public private(set) var steps = 0
 
     private var detector: StepPeakDetector?
+    private var strideCheck: StridePeriodicityCheck?
+    /// Blocks of steady walking whose count was replaced by two steps a stride (rule 9), and the
+    /// steps that changed in all (negative when peaks were extra).
+    public var strideCorrectedBlocks: Int { endedStretches.correctedBlocks + (strideCheck?.correctedBlocks ?? 0) }
+    public var strideCorrectionSteps: Int { endedStretches.correctionSteps + (strideCheck?.correctionSteps ?? 0) }
+    private var endedStretches = (correctedBlocks: 0, correctionSteps: 0)
     private var rateHz = 0.0
     /// Where the next contiguous batch should start, ms.
     private var nextSampleMs = 0.0
@@ -89,6 +95,7 @@ public struct AccelerationStepCounter: Sendable {
         }
         if detector == nil {
             detector = StepPeakDetector(rateHz: batch.rateHz, parameters: parameters)
+            strideCheck = StridePeriodicityCheck(rateHz: batch.rateHz, startMs: start, parameters: parameters)
             rateHz = batch.rateHz
             stretches += 1
         }
@@ -96,14 +103,17 @@ public struct AccelerationStepCounter: Sendable {
         for (index, sample) in batch.samples.enumerated() {
             let timeMs = start + Double(index) * periodMs
             detector?.add(magnitude: sample.magnitude, timeMs: timeMs)
+            strideCheck?.add(sample)
             cover(timeMs: timeMs, periodMs: periodMs)
         }
         samples += batch.samples.count
         nextSampleMs = start + Double(batch.samples.count) * periodMs
-        if var detector {
-            record(detector.takeSettledSteps())
-            closed += close(before: detector.settledBeforeMs)
+        if var detector, var strideCheck {
+            let settled = detector.takeSettledSteps()
+            record(strideCheck.take(settledSteps: settled, detectorSettledMs: detector.settledBeforeMs, sampledUntilMs: nextSampleMs))
+            closed += close(before: min(detector.settledBeforeMs, strideCheck.settledBeforeMs))
             self.detector = detector
+            self.strideCheck = strideCheck
         }
         return .success(closed)
     }
@@ -111,9 +121,12 @@ public struct AccelerationStepCounter: Sendable {
     /// Ends the current stretch (the stream stopped or the sensor went away): every open window
     /// is handed out; a run of steps too short to count is dropped.
     public mutating func flush() -> [StepWindow] {
-        guard var detector else { return [] }
-        record(detector.finish())
+        guard var detector, var strideCheck else { return [] }
+        record(strideCheck.finish(remainingSteps: detector.finish()))
+        endedStretches.correctedBlocks += strideCheck.correctedBlocks
+        endedStretches.correctionSteps += strideCheck.correctionSteps
         self.detector = nil
+        self.strideCheck = nil
         return close(before: .infinity)
     }
 

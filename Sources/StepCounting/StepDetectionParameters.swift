@@ -34,5 +34,23 @@ public struct StepDetectionParameters: Sendable, Equatable {
     public var closingStepInterval = 0.5...1.5
     public var closingStepMinAmplitudeMilliG = 30.0
 
+    /// Rule 9, the stride check (`StridePeriodicityCheck`): blocks of this length of steady
+    /// walking — at least `strideCheckMinSteps` steps, none over `maxStepIntervalS` apart, the
+    /// first and last within `strideCheckEdgeS` of the block's ends — are judged …
+    public var strideCheckBlockS = 10.0
+    public var strideCheckMinSteps = 6
+    public var strideCheckEdgeS = 1.5
+    /// … by each axis's autocorrelation, low-passed at this cut-off, its dominant peak searched in
+    /// this lag range (a step of a brisk walk to a stride of a very slow one) and believed from
+    /// this correlation up; the longest such lag of the three axes is the period.
+    public var strideCheckLowPassHz = 3.0
+    public var strideLagS = 0.3...2.5
+    public var strideCheckMinCorrelation = 0.5
+    /// Counted peaks per period in these ranges fit neither one step (1), one stride (2) nor two
+    /// strides (4): a weak side's steps missed part of the time, or an extra peak a stride. The
+    /// block then counts two steps per period.
+    public var strideCheckMissedPeaks = 1.2...1.75
+    public var strideCheckExtraPeaks = 2.25...3.5
+
     public init() {}
 }
