@@ -1,3 +1,4 @@
+import Logging
 import StepCounting
 import Store
 
@@ -29,6 +30,14 @@ struct AccelerometerStepWindows {
             var counter = entry.counter
             records += counter.flush().map { Self.record($0, sensor: sensor, receivedMs: receivedMs) }
             counters[sensor] = nil
+            // What the counter did over the sensor's stretches, the stride check included (rule 9).
+            Self.logger.info(
+                "accelerometer steps: sensor quiet, its stretch closed",
+                metadata: [
+                    "sensor": "\(sensor)", "stretches": "\(counter.stretches)", "samples": "\(counter.samples)",
+                    "steps": "\(counter.steps)", "stride_corrected_blocks": "\(counter.strideCorrectedBlocks)",
+                    "stride_correction_steps": "\(counter.strideCorrectionSteps)",
+                ])
         }
         return records
     }
@@ -39,6 +48,8 @@ struct AccelerometerStepWindows {
     }
 
     var isEmpty: Bool { counters.isEmpty }
+
+    private static let logger = Logger(label: "keepalive.steps")
 
     private static func record(_ window: StepWindow, sensor: String, receivedMs: Int64) -> StoredStepRecord {
         StoredStepRecord(
