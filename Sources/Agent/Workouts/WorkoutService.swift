@@ -129,6 +129,10 @@ actor WorkoutService: Service, CustomStringConvertible {
             if added.pulse { lastPulseArrivalMs = nowMs }
             if added.motion || added.pulse { changed = true }
             if batch.isLast(limit: Self.rowsPerRead) { break }
+            // More is waiting (a strap's backlog): look at what came so far before reading on, so
+            // the window settles as it goes rather than holding the whole backlog (a million
+            // notifications held ~20 MiB here).
+            if changed { try await detect(nowMs: nowMs) }
         }
         // Nothing new and nothing open: nothing can have changed.
         guard changed || window.hasOpenSession || manual != nil else { return }
