@@ -11,6 +11,10 @@ asleep; MT movement time and unscored epochs are left out). The same beat times 
 sleepecg 0.6.0 (`stage(load_classifier("ws-gru-mesa", "SleepECG"))`, with the age and sex of the
 record's header) for the reference column: its TST is its own sleep epochs in the recording.
 
+It prints each night, then each set's figures (found, mean |TST error|, median, bias; efficiency),
+then how the TST error moves with the lab's scored efficiency (slope, r, the nights above the
+median): a rule that fits this apnoea cohort can fail people who sleep better.
+
 Nights are placed on the date two days back, keeping their clock times, in zone UTC (the agent
 stamps nothing older than 7 days with a bridge time).
 
@@ -248,13 +252,22 @@ def main() -> None:
         if prefix and (len(chosen) < 2 or len(chosen) == len(rows)):
             continue
         summary(chosen, "agent_tst_min", prefix + "agent")
-        efficiency = [abs(r["agent_efficiency"] - r["truth_efficiency"]) for r in chosen if r.get("agent_efficiency") is not None]
+        efficiency = [(r["truth_efficiency"], r["agent_efficiency"]) for r in chosen
+                      if r.get("agent_efficiency") is not None and r.get("truth_efficiency") is not None]
         if efficiency:
-            print(f"{prefix}agent efficiency: mean |error| {sum(efficiency) / len(efficiency):.3f} (scored: sleep / scored time)")
+            fit = least_squares(efficiency)
+            print(f"{prefix}agent efficiency: mean |error| {sum(abs(a - t) for t, a in efficiency) / len(efficiency):.3f} "
+                  f"(scored: sleep / scored time); range {min(a for _, a in efficiency):.3f}-{max(a for _, a in efficiency):.3f} "
+                  f"against scored {min(t for t, _ in efficiency):.3f}-{max(t for t, _ in efficiency):.3f}"
+                  + (f", r {fit[1]:+.2f}" if fit else ""))
         if reference:
             summary(chosen, "sleepecg_tst_min", prefix + "sleepecg 0.6.0")
             print(f"{prefix}sleepecg epoch accuracy (mean) {sum(r['sleepecg_accuracy'] for r in chosen) / len(chosen):.3f}, "
                   f"kappa (mean) {sum(r['sleepecg_kappa'] for r in chosen) / len(chosen):.3f}")
+    if len(rows) >= 3:
+        against_efficiency(rows, "agent_tst_min", "agent")
+        if reference:
+            against_efficiency(rows, "sleepecg_tst_min", "sleepecg 0.6.0")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
         if reference:  # sleepecg's labels and sleep probabilities per epoch, for study
@@ -271,6 +284,36 @@ def summary(rows: list[dict], key: str, label: str) -> None:
     median = absolute[len(absolute) // 2] if len(absolute) % 2 else (absolute[len(absolute) // 2 - 1] + absolute[len(absolute) // 2]) / 2
     print(f"{label}: found {len(found)}/{len(rows)}; mean |TST err| {sum(absolute) / len(absolute):.1f} min, "
           f"median {median:.1f}, bias {sum(errors) / len(errors):+.1f}, max {absolute[-1]:.1f}")
+
+
+def least_squares(pairs: list[tuple[float, float]]) -> tuple[float, float] | None:
+    """(slope, Pearson r) of y on x; None for fewer than 3 points or no spread."""
+    if len(pairs) < 3:
+        return None
+    mean_x = sum(x for x, _ in pairs) / len(pairs)
+    mean_y = sum(y for _, y in pairs) / len(pairs)
+    sxx = sum((x - mean_x) ** 2 for x, _ in pairs)
+    syy = sum((y - mean_y) ** 2 for _, y in pairs)
+    sxy = sum((x - mean_x) * (y - mean_y) for x, y in pairs)
+    if sxx == 0 or syy == 0:
+        return None
+    return sxy / sxx, sxy / (sxx * syy) ** 0.5
+
+
+def against_efficiency(rows: list[dict], key: str, label: str) -> None:
+    """How the TST error moves with how well the night was slept (the lab's scored efficiency):
+    a rule that fits poor sleepers can fail good ones, and a cohort never seen here may sleep better
+    than this one. The least-squares slope over the run's nights, and the nights above the median."""
+    pairs = sorted((r["truth_efficiency"], r[key] - r["truth_tst_min"]) for r in rows
+                   if r.get(key) is not None and r.get("truth_efficiency") is not None)
+    fit = least_squares(pairs)
+    if fit is None:
+        return
+    median_x = pairs[len(pairs) // 2][0]
+    upper = [y for x, y in pairs if x > median_x]
+    print(f"{label}: TST error against scored efficiency: {0.1 * fit[0]:+.1f} min per +0.1 (r {fit[1]:+.2f}, "
+          f"{len(pairs)} nights); the {len(upper)} nights scored above the median efficiency {median_x:.3f}: "
+          f"mean |TST err| {sum(abs(y) for y in upper) / len(upper):.1f} min, bias {sum(upper) / len(upper):+.1f}")
 
 
 if __name__ == "__main__":
