@@ -21,6 +21,7 @@ stamps nothing older than 7 days with a bridge time).
 Usage:
   scripts/sleep-accuracy.py SLPDB_DIR [--records slp03,slp04,...|--set tune|holdout|whole|partial|all]
       [--agent .build/debug/keepalive] [--reference PYTHON] [--json OUT.json] [--no-person]
+      [--no-heart-rate-rule]
 
 SLPDB_DIR holds the database's own files: RECORDS, <rec>.hea, <rec>.ecg, <rec>.st.
 `--reference` is the python of scripts/sleepecg/venv.sh (made when not given); `--no-reference`
@@ -95,7 +96,7 @@ class Broker:
 
 
 class Agent:
-    def __init__(self, binary: Path, directory: Path, broker: Broker, lines_path: Path, person: dict):
+    def __init__(self, binary: Path, directory: Path, broker: Broker, lines_path: Path, person: dict, heart_rate_rule: bool = True):
         self.directory = directory
         self.store = directory / "keepalive.db"
         person_section = ""
@@ -108,7 +109,8 @@ class Agent:
             f'[gps]\nenabled = false\n'
             f'[hr]\ntransport = "command"\ncommand = ["/bin/sh", "-c", "cat {lines_path}; exec sleep 100000"]\n'
             f'[store]\npath = "{self.store}"\nfold_s = 0\n'
-            f'[homeassistant]\nenabled = false\n' + person_section)
+            f'[homeassistant]\nenabled = false\n'
+            + ("" if heart_rate_rule else '[health]\nsleep_heart_rate_rule = false\n') + person_section)
         self.log = open(directory / "agent.log", "wb")
         self.process = subprocess.Popen(
             [str(binary), "run", "--config", str(self.config)], stdout=self.log, stderr=subprocess.STDOUT,
@@ -145,14 +147,15 @@ def query(broker: Broker, date: str) -> dict:
     return json.loads(out.stdout)
 
 
-def run_agent(binary: Path, night: "slpdb.Night", lines: list[str], morning: str, person: dict, keep: bool) -> dict:
+def run_agent(binary: Path, night: "slpdb.Night", lines: list[str], morning: str, person: dict, keep: bool,
+              heart_rate_rule: bool = True) -> dict:
     directory = Path(tempfile.mkdtemp(prefix=f"sleep-eval-{night.name}-"))
     lines_path = directory / "night.ndjson"
     lines_path.write_text("\n".join(lines) + "\n")
     broker = Broker(directory)
     agent = None
     try:
-        agent = Agent(binary, directory, broker, lines_path, person)
+        agent = Agent(binary, directory, broker, lines_path, person, heart_rate_rule)
         wait_for(lambda: agent.stored_notifications() >= len(lines), 600,
                  f"{len(lines)} notifications stored (log {directory / 'agent.log'})")
         return query(broker, morning)
@@ -200,6 +203,8 @@ def main() -> None:
     parser.add_argument("--reference", default="")
     parser.add_argument("--no-reference", action="store_true")
     parser.add_argument("--no-person", action="store_true", help="leave [person] out of the agent's config")
+    parser.add_argument("--no-heart-rate-rule", action="store_true",
+                        help="run the agent with [health] sleep_heart_rate_rule = false (the classifier's night)")
     parser.add_argument("--keep", action="store_true", help="keep each night's directory (store, log)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -220,7 +225,8 @@ def main() -> None:
         person = {} if args.no_person or night.age is None else {"birth_year": morning.year - night.age}
         if person and night.gender is not None:
             person["sex"] = "male" if night.gender == 1 else "female"
-        reply = run_agent(args.agent, night, slpdb.strap_lines(night), morning.isoformat(), person, args.keep)
+        reply = run_agent(args.agent, night, slpdb.strap_lines(night), morning.isoformat(), person, args.keep,
+                          not args.no_heart_rate_rule)
         health = reply.get("health") or {}
         sleep = health.get("sleep") or {}
         truth_sleep = sum(1 for label in night.scored.values() if label == 1) * 30
