@@ -11,12 +11,17 @@ asleep; MT movement time and unscored epochs are left out). The same beat times 
 sleepecg 0.6.0 (`stage(load_classifier("ws-gru-mesa", "SleepECG"))`, with the age and sex of the
 record's header) for the reference column: its TST is its own sleep epochs in the recording.
 
+It prints each night, then each set's figures (found, mean |TST error|, median, bias; efficiency),
+then how the TST error moves with the lab's scored efficiency (slope, r, the nights above the
+median): a rule that fits this apnoea cohort can fail people who sleep better.
+
 Nights are placed on the date two days back, keeping their clock times, in zone UTC (the agent
 stamps nothing older than 7 days with a bridge time).
 
 Usage:
   scripts/sleep-accuracy.py SLPDB_DIR [--records slp03,slp04,...|--set tune|holdout|whole|partial|all]
       [--agent .build/debug/keepalive] [--reference PYTHON] [--json OUT.json] [--no-person]
+      [--no-heart-rate-rule]
 
 SLPDB_DIR holds the database's own files: RECORDS, <rec>.hea, <rec>.ecg, <rec>.st.
 `--reference` is the python of scripts/sleepecg/venv.sh (made when not given); `--no-reference`
@@ -91,7 +96,7 @@ class Broker:
 
 
 class Agent:
-    def __init__(self, binary: Path, directory: Path, broker: Broker, lines_path: Path, person: dict):
+    def __init__(self, binary: Path, directory: Path, broker: Broker, lines_path: Path, person: dict, heart_rate_rule: bool = True):
         self.directory = directory
         self.store = directory / "keepalive.db"
         person_section = ""
@@ -104,7 +109,8 @@ class Agent:
             f'[gps]\nenabled = false\n'
             f'[hr]\ntransport = "command"\ncommand = ["/bin/sh", "-c", "cat {lines_path}; exec sleep 100000"]\n'
             f'[store]\npath = "{self.store}"\nfold_s = 0\n'
-            f'[homeassistant]\nenabled = false\n' + person_section)
+            f'[homeassistant]\nenabled = false\n'
+            + ("" if heart_rate_rule else '[health]\nsleep_heart_rate_rule = false\n') + person_section)
         self.log = open(directory / "agent.log", "wb")
         self.process = subprocess.Popen(
             [str(binary), "run", "--config", str(self.config)], stdout=self.log, stderr=subprocess.STDOUT,
@@ -141,14 +147,15 @@ def query(broker: Broker, date: str) -> dict:
     return json.loads(out.stdout)
 
 
-def run_agent(binary: Path, night: "slpdb.Night", lines: list[str], morning: str, person: dict, keep: bool) -> dict:
+def run_agent(binary: Path, night: "slpdb.Night", lines: list[str], morning: str, person: dict, keep: bool,
+              heart_rate_rule: bool = True) -> dict:
     directory = Path(tempfile.mkdtemp(prefix=f"sleep-eval-{night.name}-"))
     lines_path = directory / "night.ndjson"
     lines_path.write_text("\n".join(lines) + "\n")
     broker = Broker(directory)
     agent = None
     try:
-        agent = Agent(binary, directory, broker, lines_path, person)
+        agent = Agent(binary, directory, broker, lines_path, person, heart_rate_rule)
         wait_for(lambda: agent.stored_notifications() >= len(lines), 600,
                  f"{len(lines)} notifications stored (log {directory / 'agent.log'})")
         return query(broker, morning)
@@ -196,6 +203,8 @@ def main() -> None:
     parser.add_argument("--reference", default="")
     parser.add_argument("--no-reference", action="store_true")
     parser.add_argument("--no-person", action="store_true", help="leave [person] out of the agent's config")
+    parser.add_argument("--no-heart-rate-rule", action="store_true",
+                        help="run the agent with [health] sleep_heart_rate_rule = false (the classifier's night)")
     parser.add_argument("--keep", action="store_true", help="keep each night's directory (store, log)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -216,7 +225,8 @@ def main() -> None:
         person = {} if args.no_person or night.age is None else {"birth_year": morning.year - night.age}
         if person and night.gender is not None:
             person["sex"] = "male" if night.gender == 1 else "female"
-        reply = run_agent(args.agent, night, slpdb.strap_lines(night), morning.isoformat(), person, args.keep)
+        reply = run_agent(args.agent, night, slpdb.strap_lines(night), morning.isoformat(), person, args.keep,
+                          not args.no_heart_rate_rule)
         health = reply.get("health") or {}
         sleep = health.get("sleep") or {}
         truth_sleep = sum(1 for label in night.scored.values() if label == 1) * 30
@@ -248,13 +258,22 @@ def main() -> None:
         if prefix and (len(chosen) < 2 or len(chosen) == len(rows)):
             continue
         summary(chosen, "agent_tst_min", prefix + "agent")
-        efficiency = [abs(r["agent_efficiency"] - r["truth_efficiency"]) for r in chosen if r.get("agent_efficiency") is not None]
+        efficiency = [(r["truth_efficiency"], r["agent_efficiency"]) for r in chosen
+                      if r.get("agent_efficiency") is not None and r.get("truth_efficiency") is not None]
         if efficiency:
-            print(f"{prefix}agent efficiency: mean |error| {sum(efficiency) / len(efficiency):.3f} (scored: sleep / scored time)")
+            fit = least_squares(efficiency)
+            print(f"{prefix}agent efficiency: mean |error| {sum(abs(a - t) for t, a in efficiency) / len(efficiency):.3f} "
+                  f"(scored: sleep / scored time); range {min(a for _, a in efficiency):.3f}-{max(a for _, a in efficiency):.3f} "
+                  f"against scored {min(t for t, _ in efficiency):.3f}-{max(t for t, _ in efficiency):.3f}"
+                  + (f", r {fit[1]:+.2f}" if fit else ""))
         if reference:
             summary(chosen, "sleepecg_tst_min", prefix + "sleepecg 0.6.0")
             print(f"{prefix}sleepecg epoch accuracy (mean) {sum(r['sleepecg_accuracy'] for r in chosen) / len(chosen):.3f}, "
                   f"kappa (mean) {sum(r['sleepecg_kappa'] for r in chosen) / len(chosen):.3f}")
+    if len(rows) >= 3:
+        against_efficiency(rows, "agent_tst_min", "agent")
+        if reference:
+            against_efficiency(rows, "sleepecg_tst_min", "sleepecg 0.6.0")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
         if reference:  # sleepecg's labels and sleep probabilities per epoch, for study
@@ -271,6 +290,36 @@ def summary(rows: list[dict], key: str, label: str) -> None:
     median = absolute[len(absolute) // 2] if len(absolute) % 2 else (absolute[len(absolute) // 2 - 1] + absolute[len(absolute) // 2]) / 2
     print(f"{label}: found {len(found)}/{len(rows)}; mean |TST err| {sum(absolute) / len(absolute):.1f} min, "
           f"median {median:.1f}, bias {sum(errors) / len(errors):+.1f}, max {absolute[-1]:.1f}")
+
+
+def least_squares(pairs: list[tuple[float, float]]) -> tuple[float, float] | None:
+    """(slope, Pearson r) of y on x; None for fewer than 3 points or no spread."""
+    if len(pairs) < 3:
+        return None
+    mean_x = sum(x for x, _ in pairs) / len(pairs)
+    mean_y = sum(y for _, y in pairs) / len(pairs)
+    sxx = sum((x - mean_x) ** 2 for x, _ in pairs)
+    syy = sum((y - mean_y) ** 2 for _, y in pairs)
+    sxy = sum((x - mean_x) * (y - mean_y) for x, y in pairs)
+    if sxx == 0 or syy == 0:
+        return None
+    return sxy / sxx, sxy / (sxx * syy) ** 0.5
+
+
+def against_efficiency(rows: list[dict], key: str, label: str) -> None:
+    """How the TST error moves with how well the night was slept (the lab's scored efficiency):
+    a rule that fits poor sleepers can fail good ones, and a cohort never seen here may sleep better
+    than this one. The least-squares slope over the run's nights, and the nights above the median."""
+    pairs = sorted((r["truth_efficiency"], r[key] - r["truth_tst_min"]) for r in rows
+                   if r.get(key) is not None and r.get("truth_efficiency") is not None)
+    fit = least_squares(pairs)
+    if fit is None:
+        return
+    median_x = pairs[len(pairs) // 2][0]
+    upper = [y for x, y in pairs if x > median_x]
+    print(f"{label}: TST error against scored efficiency: {0.1 * fit[0]:+.1f} min per +0.1 (r {fit[1]:+.2f}, "
+          f"{len(pairs)} nights); the {len(upper)} nights scored above the median efficiency {median_x:.3f}: "
+          f"mean |TST err| {sum(abs(y) for y in upper) / len(upper):.1f} min, bias {sum(upper) / len(upper):+.1f}")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@
 ///    sleep lab's total sleep time counts all sleep from lights out to lights on. Sleep after noon,
 ///    and runs too short for a block outside the night, are naps when at least 15 minutes.
 /// 3. Heart-rate level (`HeartRateWakeRule`): within the night, a sleep epoch whose heart rate is
-///    above the night's sleeping level is wake. The night's span stays the classifier's.
+///    raised above the sleeping heart rate around it is wake. The night's span stays the classifier's.
 /// 4. Time in bed from wear, not from sleep (`NightPeriod.inBedSeconds`).
 /// 5. In progress: computed while the strap is still worn (its last wear within the 30-minute
 ///    wear gap of `now`) and within 60 minutes of the night's last sleep, more sleep could still

@@ -54,6 +54,25 @@ struct HeartRateWakeRuleTests {
         #expect(main.sleepSeconds == 400 * 60 && main.awakeSeconds == 0)
     }
 
+    @Test("a heart rate drifting down by 10 bpm over the night, without a rise, leaves every sleep epoch asleep")
+    func driftingHeartRate() throws {
+        // The quantile rule before 2026-11-26 turned the night's first, highest fifth to wake.
+        let drifting = (0..<400).flatMap { minute in
+            Self.notifications(from: Self.evening + Double(minute) * 60, minutes: 1, bpm: 70 - 10 * Double(minute) / 400)
+        }
+        let main = try #require(Self.assemble(drifting))
+        #expect(main.sleepSeconds == 400 * 60, "\(main)")
+    }
+
+    @Test("ten minutes 2 bpm above the sleep around them stay sleep")
+    func smallRiseIsSleep() throws {
+        let risen = Self.notifications(from: Self.evening, minutes: 200, bpm: 60)
+            + Self.notifications(from: Self.evening + 200 * 60, minutes: 10, bpm: 62)
+            + Self.notifications(from: Self.evening + 210 * 60, minutes: 190, bpm: 60)
+        let main = try #require(Self.assemble(risen))
+        #expect(main.sleepSeconds == 400 * 60, "\(main)")
+    }
+
     @Test("a steady heart rate leaves every sleep epoch asleep")
     func steadyHeartRate() throws {
         let main = try #require(Self.assemble(Self.notifications(from: Self.evening, minutes: 400, bpm: 60)))
