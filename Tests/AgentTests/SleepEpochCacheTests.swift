@@ -78,6 +78,35 @@ struct SleepEpochCacheTests {
         print("late backlog of 20 min in a 6-h night: \(cache.computed) epochs computed again, \(cache.reused) reused")
     }
 
+    @Test("a landing night prepared tail by tail hands over, round by round, exactly the epochs prepared from the whole night so far")
+    func tailByTail() throws {
+        let samples = try Self.samples(try AssembledNightLines.lines(startMs: Self.eveningMs, hours: 3))
+        // The night as it lands, 600 notifications at a time, prepared as `RunningDay` prepares it
+        // (`tail`), or from the whole night so far each time.
+        func rounds(tail: Bool) -> [[StoredSleepEpoch]] {
+            let cache = SleepEpochCache(sensor: "h10")
+            var preparedThrough: Int64?
+            return (Array(stride(from: 600, to: samples.count, by: 600)) + [samples.count]).map { end in
+                let landed = NightSamples.Series(Array(samples[..<end]), sensor: "h10")
+                cache.prepare(
+                    of: landed, landed.indices, timeZone: Self.zone, gapLimitMs: 10_000,
+                    fromMs: tail ? preparedThrough.map { $0 - RunningDay.tailMarginMs } : nil)
+                preparedThrough = landed.timesMs.last
+                return cache.takeFresh()
+            }
+        }
+        let byTail = rounds(tail: true)
+        #expect(byTail == rounds(tail: false))
+        // And what is kept at the end is the whole night's: an epoch at a round's edge may be
+        // handed over again once the beats after it land, the last one is the one kept.
+        let whole = SleepEpochCache(sensor: "h10")
+        whole.prepare(of: NightSamples.Series(samples, sensor: "h10"), samples.indices, timeZone: Self.zone, gapLimitMs: 10_000)
+        let expected = whole.takeFresh()
+        #expect(expected.count > 300, "3 hours keep their complete epochs: \(expected.count)")
+        let kept = Dictionary(byTail.joined().map { ($0.startS, $0) }) { _, later in later }
+        #expect(kept == Dictionary(uniqueKeysWithValues: expected.map { ($0.startS, $0) }))
+    }
+
     /// Two hours of the night stored, classified (its epochs kept), the store closed and reopened.
     static func keptAndReopened(_ label: String) async throws -> (samples: [StoredHeartRate], path: String, keptCount: Int, reopened: Store) {
         let samples = try Self.samples(try AssembledNightLines.lines(startMs: Self.eveningMs, hours: 2))

@@ -11,6 +11,9 @@ struct RunningDay {
     private(set) var night = NightSamples()
     /// The night strap's kept epoch features, carried from one classification to the next.
     private var epochCache: SleepEpochCache?
+    /// The newest notification of the strap whose epochs `prepareNight` last computed: the next
+    /// preparation builds only the night's tail from a while before it.
+    private var preparedThrough: (sensor: String, timeMs: Int64)?
     private var cursor: RowCursor
     private let window: (start: Int64, end: Int64)
 
@@ -74,13 +77,19 @@ struct RunningDay {
     /// Computes the features of the night's epochs whose window is complete and that are not
     /// kept yet, classifying nothing (`SleepEpochCache.prepare`): while a backlog lands.
     mutating func prepareNight(settings: AggregateSettings, reader: StoreReader, keep: Keeping) throws {
-        guard let series = night.dominant else { return }
+        guard let series = night.dominant, let newest = series.timesMs.last else { return }
         let cache = try epochCache(for: series.sensor, reader: reader)
+        // An epoch not complete then starts at most 5 minutes before that notification (its
+        // window reaches 270 s past its end); its tail needs 10 minutes before it (`tailContextS`).
+        let fromMs = preparedThrough.flatMap { $0.sensor == series.sensor ? $0.timeMs - Self.tailMarginMs : nil }
         for segment in SleepNight.segments(series) {
-            cache.prepare(of: series, segment, timeZone: settings.timeZone, gapLimitMs: settings.gapLimitMs)
+            cache.prepare(of: series, segment, timeZone: settings.timeZone, gapLimitMs: settings.gapLimitMs, fromMs: fromMs)
         }
+        preparedThrough = (series.sensor, newest)
         keep.keep(cache.takeFresh())
     }
+
+    static let tailMarginMs: Int64 = 1_200_000
 
     private mutating func epochCache(for sensor: String, reader: StoreReader) throws -> SleepEpochCache {
         if let epochCache, epochCache.sensor == sensor { return epochCache }

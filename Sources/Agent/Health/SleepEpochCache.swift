@@ -57,21 +57,54 @@ final class SleepEpochCache {
     /// Computes and keeps the vectors of the segment's complete epochs that are not kept yet, and
     /// classifies nothing: a night whose beats are still arriving (a backlog landing) has its
     /// epochs ready when it is classified (issue 32).
-    func prepare(of samples: NightSamples.Series, _ segment: Range<Int>, timeZone: TimeZone, gapLimitMs: Int64) {
-        _ = vectors(of: samples, segment, timeZone: timeZone, gapLimitMs: gapLimitMs, subject: SubjectData(), onlyComplete: true)
+    ///
+    /// `fromMs`: only the segment's tail from then on is built into beats, not the whole night
+    /// again (a landing night is prepared every half second: rebuilding it all made each round
+    /// linear in the night, 400–700 ms on a quarter of a core, and a query waited behind it).
+    /// Beats are anchored by 5-minute slot of the clock, so from the slot boundary at or before
+    /// `fromMs` the tail's beats are the whole night's, but for the first one's interval (the
+    /// time since the beat before, unknown to the tail); only epochs whose window lies after that
+    /// slot are considered, and they come out bit for bit as from the whole night.
+    func prepare(of samples: NightSamples.Series, _ segment: Range<Int>, timeZone: TimeZone, gapLimitMs: Int64, fromMs: Int64? = nil) {
+        var tail = segment
+        var firstEpochS: Int64?
+        if let fromMs, let first = segment.first {
+            let slot = fromMs / RRSeriesBuilder.blockMs * RRSeriesBuilder.blockMs
+            // A segment over before the tail was whole at the last preparation: nothing new.
+            if let last = segment.last, samples.timesMs[last] < slot { return }
+            // The first notification at or after the slot boundary (a segment is in time order).
+            var cut = segment.lowerBound
+            var end = segment.upperBound
+            while cut < end {
+                let middle = (cut + end) / 2
+                if samples.timesMs[middle] < slot { cut = middle + 1 } else { end = middle }
+            }
+            if cut > first, cut < segment.upperBound {
+                tail = cut..<segment.upperBound
+                firstEpochS = slot / 1000 + Self.tailContextS
+            }
+        }
+        _ = vectors(
+            of: samples, tail, timeZone: timeZone, gapLimitMs: gapLimitMs, subject: SubjectData(), onlyComplete: true,
+            offsetAt: segment.first, firstEpochS: firstEpochS)
     }
+
+    /// How far after a tail's first slot boundary its first epoch may start: past the first
+    /// beat's window (the model's 240-s lookback and the epoch itself) with a slot to spare.
+    static let tailContextS: Int64 = 600
 
     /// The segment's recording on the grid and its epochs' vectors: kept ones where their inputs
     /// match, the others computed (`onlyComplete`: only those whose window is complete; the
     /// vectors are then not the whole recording's).
     private func vectors(
         of samples: NightSamples.Series, _ segment: Range<Int>, timeZone: TimeZone, gapLimitMs: Int64, subject: SubjectData,
-        onlyComplete: Bool = false
+        onlyComplete: Bool = false, offsetAt offsetIndex: Int? = nil, firstEpochS: Int64? = nil
     ) -> (SleepRecording, [EpochFeatureVector])? {
         var builder = RRSeriesBuilder(gapLimitMs: gapLimitMs)
         builder.add(samples, segment)
         guard let first = segment.first else { return nil }
-        let firstBeat = Date(unixMs: samples.timesMs[first])
+        // The zone's offset where the whole segment starts, also for its tail.
+        let firstBeat = Date(unixMs: samples.timesMs[offsetIndex ?? first])
         guard let recording = try? builder.recording(utcOffsetSeconds: timeZone.secondsFromGMT(for: firstBeat), subject: subject).alignedToEpochGrid()
         else { return nil }
         let inputs = EpochFeatures.inputs(of: recording)
@@ -82,7 +115,9 @@ final class SleepEpochCache {
         let matching = inputs.indices.map { epoch in
             kept[start(epoch)].map { $0.inputs == inputs[epoch].fingerprint && $0.vector.count == EpochFeatureVector.byteCount } ?? false
         }
-        let missing = inputs.indices.filter { !matching[$0] && (!onlyComplete || inputs[$0].isComplete) }
+        let missing = inputs.indices.filter { epoch in
+            !matching[epoch] && (!onlyComplete || inputs[epoch].isComplete) && start(epoch) >= (firstEpochS ?? .min)
+        }
         var computedVectors: [Int: EpochFeatureVector] = [:]
         for (epoch, vector) in zip(missing, EpochFeatures.compute(recording.rr, epochs: missing)) {
             computedVectors[epoch] = vector

@@ -118,7 +118,7 @@ struct RunningDays {
     }
 
     /// While a backlog lands in a day, its complete epochs are computed at most this often (each
-    /// time reads the night held so far: its fingerprints are linear in the beats).
+    /// time builds the beats of the night's last 20 minutes or so: `RunningDay.prepareNight`).
     static let preparePeriod = Duration.milliseconds(500)
 
     /// The past days (before `today`) whose day or night window holds a time in `span`, the
