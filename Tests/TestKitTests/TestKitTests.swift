@@ -52,7 +52,10 @@ struct TestKitTests {
         }
         // Read gpsd's JSON with its own client: a TPV with a position shows the capture is being served.
         let pipe = try ManagedProcess(name: "gpspipe", executable: Tools.find("gpspipe"), arguments: ["-w", "127.0.0.1:\(gps.port)"])
-        let tpv = await captured { try await pipe.waitForLine(containing: "\"lat\":-37.78", timeout: 20) }
+        // 60 s, as the other waits on gpsfake: in a fresh-clone run of the whole suite (2026-11-26)
+        // gpsd still listed no device 20 s after gpspipe's WATCH (gpsfake, in Python, attaches
+        // it once a client is there); the claim is that it is served, not how fast.
+        let tpv = await captured { try await pipe.waitForLine(containing: "\"lat\":-37.78", timeout: 60) }
         pipe.stop()
         gps.stop()
         let gpsdGone = await captured { try await Wait.until(timeout: 10, "gpsfake's gpsd to exit") { gpsdPIDs.allSatisfy { !kit.isAlive($0) } } }
