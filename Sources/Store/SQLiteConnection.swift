@@ -112,6 +112,13 @@ public final class SQLiteConnection {
         return try statement.step() ? statement.int64(0) : nil
     }
 
+    /// Whether the file has the table `name` (one an older schema lacks, or a newer one dropped).
+    func hasTable(_ name: String) throws -> Bool {
+        let statement = try self.statement("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?").bind(.text(name))
+        defer { statement.reset() }
+        return try statement.step() && statement.int64(0) == 1
+    }
+
     public func scalarText(_ sql: StaticString) throws -> String? {
         let statement = try self.statement(sql)
         defer { statement.reset() }

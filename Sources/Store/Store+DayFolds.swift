@@ -3,7 +3,7 @@ extension SQLiteConnection {
     func dayFold(date: String) throws -> DayFoldRead {
         // A file the agent has not opened since schema 12 (the command line reads it as it is)
         // has no kept folds.
-        guard try scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'day_fold'") == 1 else {
+        guard try hasTable("day_fold") else {
             return DayFoldRead(fold: nil, damaged: false)
         }
         let statement = try self.statement(
@@ -21,11 +21,9 @@ extension SQLiteConnection {
 
     /// The fix rows in `[fromMs, toMs)`, counted from the time index alone (`ts_ms` is unique).
     func fixFingerprint(fromMs: Int64, toMs: Int64) throws -> RowFingerprint {
-        let statement = try self.statement("SELECT count(*), coalesce(sum(ts_ms - ?1), 0) FROM fix WHERE ts_ms >= ?1 AND ts_ms < ?2")
-            .bind(.integer(fromMs), .integer(toMs))
-        defer { statement.reset() }
-        guard try statement.step() else { return RowFingerprint(rows: 0, timeSumMs: 0) }
-        return RowFingerprint(rows: statement.int64(0), timeSumMs: statement.int64(1))
+        try fingerprint(
+            of: statement("SELECT count(*), coalesce(sum(ts_ms - ?1), 0) FROM fix WHERE ts_ms >= ?1 AND ts_ms < ?2"),
+            fromMs: fromMs, toMs: toMs)
     }
 }
 

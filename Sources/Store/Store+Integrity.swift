@@ -29,12 +29,9 @@ extension Store {
                 ("agent_state", "PRAGMA quick_check(agent_state)"), ("outbox", "PRAGMA quick_check(outbox)"),
                 ("day_aggregate", "PRAGMA quick_check(day_aggregate)"),
             ]
-            let exists = try connection.statement("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?")
             var finding = "ok"
             for table in smallTables where finding == "ok" {
-                let present = try exists.bind(.text(table.name)).step() && exists.int(0) == 1
-                exists.reset()
-                if present { finding = try connection.scalarText(table.check) ?? "no answer" }
+                if try connection.hasTable(table.name) { finding = try connection.scalarText(table.check) ?? "no answer" }
             }
             check = finding
         }

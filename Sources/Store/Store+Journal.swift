@@ -57,7 +57,7 @@ extension Store {
 
     /// Whether the file still has the table schema 7 kept the ring in.
     private func legacyJournalExists() throws -> Bool {
-        try db.scalarInt("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'ingest_journal'") == 1
+        try db.hasTable("ingest_journal")
     }
 
     /// The windows in the `ingest_journal` table of a file written by schema 7 (before the ring

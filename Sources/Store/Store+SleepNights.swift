@@ -2,7 +2,7 @@ extension SQLiteConnection {
     func sleepNight(date: String) throws -> SleepNightRead {
         // A file the agent has not opened since schema 11 (the command line reads it as it is)
         // has no kept nights.
-        guard try scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'sleep_night'") == 1 else {
+        guard try hasTable("sleep_night") else {
             return SleepNightRead(night: nil, damaged: false)
         }
         let statement = try self.statement(
@@ -11,17 +11,23 @@ extension SQLiteConnection {
         defer { statement.reset() }
         guard try statement.step() else { return SleepNightRead(night: nil, damaged: false) }
         let night = StoredSleepNight(
-            date: date, windowRows: statement.int64(0), windowTimeSumMs: statement.int64(1), settings: statement.text(2),
+            date: date, window: RowFingerprint(rows: statement.int64(0), timeSumMs: statement.int64(1)), settings: statement.text(2),
             night: statement.text(3))
         guard night.check == statement.int64(4) else { return SleepNightRead(night: nil, damaged: true) }
         return SleepNightRead(night: night, damaged: false)
     }
 
-    /// The number of heart-rate rows in `[fromMs, toMs)` and the sum of their times after
-    /// `fromMs`: read from the time index alone.
+    /// The heart-rate rows in `[fromMs, toMs)` (`fingerprint(of:)`).
     func heartRateFingerprint(fromMs: Int64, toMs: Int64) throws -> RowFingerprint {
-        let statement = try self.statement("SELECT count(*), coalesce(sum(ts_ms - ?1), 0) FROM hr_sample WHERE ts_ms >= ?1 AND ts_ms < ?2")
-            .bind(.integer(fromMs), .integer(toMs))
+        try fingerprint(
+            of: statement("SELECT count(*), coalesce(sum(ts_ms - ?1), 0) FROM hr_sample WHERE ts_ms >= ?1 AND ts_ms < ?2"),
+            fromMs: fromMs, toMs: toMs)
+    }
+
+    /// The number of a time-indexed table's rows in `[fromMs, toMs)` and the sum of their times
+    /// after `fromMs`, from `count`'s query (read from the time index alone).
+    func fingerprint(of count: SQLiteStatement, fromMs: Int64, toMs: Int64) throws -> RowFingerprint {
+        let statement = try count.bind(.integer(fromMs), .integer(toMs))
         defer { statement.reset() }
         guard try statement.step() else { return RowFingerprint(rows: 0, timeSumMs: 0) }
         return RowFingerprint(rows: statement.int64(0), timeSumMs: statement.int64(1))
@@ -34,7 +40,7 @@ extension Store {
         try db.statement(
             "INSERT OR REPLACE INTO sleep_night (date, window_rows, window_time_sum, settings, night, check_crc) VALUES (?, ?, ?, ?, ?, ?)"
         ).bind(
-            .text(night.date), .integer(night.windowRows), .integer(night.windowTimeSumMs), .text(night.settings), .text(night.night),
+            .text(night.date), .integer(night.window.rows), .integer(night.window.timeSumMs), .text(night.settings), .text(night.night),
             .integer(night.check)
         ).run()
     }

@@ -73,12 +73,7 @@ final class SleepEpochCache {
             // A segment over before the tail was whole at the last preparation: nothing new.
             if let last = segment.last, samples.timesMs[last] < slot { return }
             // The first notification at or after the slot boundary (a segment is in time order).
-            var cut = segment.lowerBound
-            var end = segment.upperBound
-            while cut < end {
-                let middle = (cut + end) / 2
-                if samples.timesMs[middle] < slot { cut = middle + 1 } else { end = middle }
-            }
+            let cut = samples.timesMs[segment].lowerBound(of: slot)
             if cut > first, cut < segment.upperBound {
                 tail = cut..<segment.upperBound
                 firstEpochS = slot / 1000 + Self.tailContextS

@@ -34,23 +34,19 @@ extension SleepNight {
             let json = try? JSONEncoder().encode(self)
         else { return nil }
         return StoredSleepNight(
-            date: day.description, windowRows: fingerprint.rows, windowTimeSumMs: fingerprint.timeSumMs,
-            settings: Self.keptSettings(day, settings), night: String(decoding: json, as: UTF8.self))
+            date: day.description, window: fingerprint, settings: Self.keptSettings(day, settings),
+            night: String(decoding: json, as: UTF8.self))
     }
 
     /// `day`'s kept night if it still holds: classified with these settings from a window whose
-    /// rows are `fingerprint` (nil: counted now from the store's time index).
-    static func kept(
-        _ day: LocalDay, settings: AggregateSettings, reader: StoreReader, fingerprint: RowFingerprint? = nil
-    ) throws -> SleepNight? {
+    /// rows are `fingerprint` (the rows held, or counted from the store's time index).
+    static func kept(_ day: LocalDay, settings: AggregateSettings, reader: StoreReader, fingerprint: RowFingerprint) throws -> SleepNight? {
         let read = try reader.sleepNight(date: day.description)
         if read.damaged {
             keptLog.error("a kept sleep night failed its check; classifying the night again", metadata: ["date": "\(day)"])
         }
         guard let kept = read.night, kept.settings == keptSettings(day, settings) else { return nil }
-        let window = window(of: day)
-        let now = try fingerprint ?? reader.heartRateFingerprint(fromMs: window.start, toMs: window.end)
-        guard now == RowFingerprint(rows: kept.windowRows, timeSumMs: kept.windowTimeSumMs) else { return nil }
+        guard fingerprint == kept.window else { return nil }
         guard let night = try? JSONDecoder().decode(SleepNight.self, from: Data(kept.night.utf8)) else {
             keptLog.error("a kept sleep night is not readable; classifying the night again", metadata: ["date": "\(day)"])
             return nil

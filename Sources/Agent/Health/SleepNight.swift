@@ -172,7 +172,12 @@ extension SleepNight {
         _ day: LocalDay, settings: AggregateSettings, reader: StoreReader, upTo cursor: RowCursor?, nowMs: Int64?
     ) throws -> (night: SleepNight, fresh: [StoredSleepEpoch], record: StoredSleepNight?) {
         let window = window(of: day)
-        if nowMs.map({ $0 >= window.end }) ?? true, let kept = try kept(day, settings: settings, reader: reader) { return (kept, [], nil) }
+        if nowMs.map({ $0 >= window.end }) ?? true,
+            let kept = try kept(
+                day, settings: settings, reader: reader, fingerprint: reader.heartRateFingerprint(fromMs: window.start, toMs: window.end))
+        {
+            return (kept, [], nil)
+        }
         var samples = NightSamples()
         try reader.forEachHeartRate(fromMs: window.start, toMs: window.end, upTo: cursor) { _ = samples.add($0) }
         guard let series = samples.dominant else { return (.none, [], nil) }

@@ -51,12 +51,7 @@ struct HeartRateTimeline: Sendable {
     }
 
     func nearest(to timeMs: Int64, withinMs limit: Int64) -> Int? {
-        var low = 0
-        var high = times.count
-        while low < high {
-            let middle = (low + high) / 2
-            if times[middle] < timeMs { low = middle + 1 } else { high = middle }
-        }
+        let low = times.lowerBound(of: timeMs)
         var best: Int?
         var bestDistance = Int64.max
         for index in [low - 1, low] where times.indices.contains(index) {

@@ -7,24 +7,22 @@ public struct StoredSleepNight: Sendable, Equatable {
     public var date: String
     /// The night window's heart-rate rows when it was classified: their number and the sum of
     /// their times after the window's start (ms); any row added or removed changes them.
-    public var windowRows: Int64
-    public var windowTimeSumMs: Int64
+    public var window: RowFingerprint
     /// What it was classified with (the agent's version, the person, the rules, the zone).
     public var settings: String
     /// The night, as JSON.
     public var night: String
 
-    public init(date: String, windowRows: Int64, windowTimeSumMs: Int64, settings: String, night: String) {
+    public init(date: String, window: RowFingerprint, settings: String, night: String) {
         self.date = date
-        self.windowRows = windowRows
-        self.windowTimeSumMs = windowTimeSumMs
+        self.window = window
         self.settings = settings
         self.night = night
     }
 
     /// CRC-32 of every column.
     var check: Int64 {
-        let words = CRC32.bytes([UInt64(bitPattern: windowRows), UInt64(bitPattern: windowTimeSumMs)])
+        let words = CRC32.bytes([UInt64(bitPattern: window.rows), UInt64(bitPattern: window.timeSumMs)])
         return Int64(CRC32.checksum(Array(date.utf8) + words + Array(settings.utf8) + [0] + Array(night.utf8)))
     }
 }
