@@ -29,6 +29,8 @@ let package = Package(
             providers: [.apt(["libgps-dev"])]),
         // <sys/timex.h>: whether the kernel's clock is synchronised.
         .systemLibrary(name: "CTimex", path: "Sources/CTimex"),
+        // <malloc.h>: mallopt, glibc's allocator settings for the agent.
+        .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
         // O_DIRECT for the ingest journal's slot writes.
         .systemLibrary(name: "CDirectIO", path: "Sources/CDirectIO"),
         .systemLibrary(
@@ -62,7 +64,7 @@ let package = Package(
         .target(
             name: "Agent",
             dependencies: [
-                "Store", "Bus", "Supervision", "CGPS", "CTimex", "CSpawn", "StepCounting", "SleepStaging", "CLibPQ",
+                "Store", "Bus", "Supervision", "CGPS", "CTimex", "CMalloc", "CSpawn", "StepCounting", "SleepStaging", "CLibPQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),

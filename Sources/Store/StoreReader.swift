@@ -11,8 +11,20 @@ public final class StoreReader {
 
     public init(path: String) throws {
         self.path = path
-        db = try SQLiteConnection(path: path, readOnly: true)
+        db = try Self.open(path)
         opened = FileIdentity.Node(path: path)
+    }
+
+    /// A reader's page cache: its reads are scans of the time indexes, which the kernel's page
+    /// cache serves as well, and the agent holds several readers (queries, the publisher, the
+    /// resender). SQLite's default of 2 000 KiB each came to a quarter of the agent's heap while a
+    /// backlog landed (issue 32, docs/figures.md "Fifth step").
+    static let cacheKiB = 512
+
+    private static func open(_ path: String) throws -> SQLiteConnection {
+        let connection = try SQLiteConnection(path: path, readOnly: true)
+        try connection.execute("PRAGMA cache_size = -\(cacheKiB)")
+        return connection
     }
 
     /// Runs `body`'s reads on one snapshot of the store — of the file now at the path: once the
@@ -25,7 +37,7 @@ public final class StoreReader {
 
     private func followPath() {
         guard let current = FileIdentity.Node(path: path), current != opened,
-            let fresh = try? SQLiteConnection(path: path, readOnly: true)
+            let fresh = try? Self.open(path)
         else { return }
         db = fresh
         opened = current

@@ -10,6 +10,7 @@ struct RunCommand: AsyncParsableCommand {
     @OptionGroup var options: CommonOptions
 
     func run() async throws {
+        HeapSettings.apply()
         let config = try options.loadConfig()
         AgentLogging.bootstrap(level: options.logLevel.level)
         let logger = Logger(label: "keepalive")

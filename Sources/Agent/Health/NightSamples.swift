@@ -27,6 +27,15 @@ struct NightSamples: Sendable {
     }
 
     var count: Int { bySensor.values.reduce(0) { $0 + $1.count } }
+
+    /// No notifications, at this revision: what a running day keeps of a night it let go
+    /// (`RunningDay.releaseNight`), so a night classified at the revision still stands.
+    func released() -> NightSamples { Self(releasedAt: revision) }
+
+    /// No notifications, at `revision` (the number of notifications the window held).
+    init(releasedAt revision: Int) { self.revision = revision }
+
+    init() {}
 }
 
 extension NotificationSeries {

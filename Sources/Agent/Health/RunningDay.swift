@@ -14,10 +14,12 @@ struct RunningDay {
     /// The newest notification of the strap whose epochs `prepareNight` last computed: the next
     /// preparation builds only the night's tail from a while before it.
     private var preparedThrough: (sensor: String, timeMs: Int64)?
+    /// The window's rows when its notifications were let go (`releaseNight`); nil while held.
+    private var releasedNight: RowFingerprint?
     private var cursor: RowCursor
-    private let window: (start: Int64, end: Int64)
+    let window: (start: Int64, end: Int64)
 
-    static let rowsPerRead = 5000
+    static let rowsPerRead = 1000
 
     /// Computes the day inside the caller's snapshot, so the cursor and the rows agree: one read
     /// of the heart rate from the night window's start to the day's end serves both.
@@ -37,6 +39,17 @@ struct RunningDay {
         self.night = night
     }
 
+    /// A past day resumed from its kept folds and the kept night of its window, whose rows are
+    /// `night` (both checked against the store by the caller, in the snapshot `cursor` was taken
+    /// in): the night is held as let go (`releaseNight`), and nothing is read.
+    init(resuming aggregate: DayAggregate, night: RowFingerprint, cursor: RowCursor) {
+        self.aggregate = aggregate
+        self.cursor = cursor
+        window = SleepNight.window(of: aggregate.day)
+        self.night = NightSamples(releasedAt: Int(night.rows))
+        releasedNight = night
+    }
+
     /// Folds in the day's rows stored since the last call; false when one is older than what is
     /// already folded in (a backlog for today): then the day must be computed again.
     mutating func catchUp(reader: StoreReader) throws -> Bool {
@@ -47,7 +60,10 @@ struct RunningDay {
             for fix in batch.fixes where inDay(fix.timeMs) { guard aggregate.add(fix) else { return false } }
             for sample in batch.heartRates {
                 if inDay(sample.timeMs) { guard aggregate.add(sample) else { return false } }
-                if window.start <= sample.timeMs, sample.timeMs < window.end { guard night.add(sample) else { return false } }
+                if window.start <= sample.timeMs, sample.timeMs < window.end {
+                    // A night let go is not patched: the day is computed again.
+                    guard releasedNight == nil, night.add(sample) else { return false }
+                }
             }
             for record in batch.steps where inDay(record.timeMs) { guard aggregate.add(record) else { return false } }
             cursor = batch.cursor
@@ -58,6 +74,11 @@ struct RunningDay {
     /// The night as of the rows folded in, computed at `nowMs`; epochs computed with a complete
     /// window go to `keep`.
     mutating func sleep(settings: AggregateSettings, reader: StoreReader, nowMs: Int64?, keep: Keeping) throws -> SleepNight {
+        if let released = releasedNight {
+            if let kept = try SleepNight.kept(aggregate.day, settings: settings, reader: reader, fingerprint: released) { return kept }
+            // Its kept night is gone (a failed write, retention): the window is read again.
+            try collectNight(reader: reader)
+        }
         let fingerprint = night.fingerprint(windowStartMs: window.start)
         if nowMs.map({ $0 >= window.end }) ?? true,
             let kept = try SleepNight.kept(aggregate.day, settings: settings, reader: reader, fingerprint: fingerprint)
@@ -77,7 +98,7 @@ struct RunningDay {
     /// Computes the features of the night's epochs whose window is complete and that are not
     /// kept yet, classifying nothing (`SleepEpochCache.prepare`): while a backlog lands.
     mutating func prepareNight(settings: AggregateSettings, reader: StoreReader, keep: Keeping) throws {
-        guard let series = night.dominant, let newest = series.timesMs.last else { return }
+        guard releasedNight == nil, let series = night.dominant, let newest = series.timesMs.last else { return }
         let cache = try epochCache(for: series.sensor, reader: reader)
         // An epoch not complete then starts at most 5 minutes before that notification (its
         // window reaches 270 s past its end); its tail needs 10 minutes before it (`tailContextS`).
@@ -90,6 +111,30 @@ struct RunningDay {
     }
 
     static let tailMarginMs: Int64 = 1_200_000
+
+    /// Lets the night window's notifications and epoch features go, keeping the day's folds: for
+    /// a past night classified and kept that no row lands in any more. A strap's backlog of days
+    /// then holds the nights still landing, not every day followed (issue 32: a followed night
+    /// is 3–7 MiB at a strap's 2 notifications a second). A row landing in the window afterwards
+    /// has the day computed again (`catchUp` is false); the night asked again is the kept one.
+    mutating func releaseNight() {
+        guard releasedNight == nil else { return }
+        releasedNight = night.fingerprint(windowStartMs: window.start)
+        night = night.released()
+        epochCache = nil
+        preparedThrough = nil
+    }
+
+    var holdsNight: Bool { releasedNight == nil }
+
+    /// Reads the window's notifications from the store again, at the revision it was let go at
+    /// (each notification in the window counted once, as `init` and `catchUp` count them).
+    private mutating func collectNight(reader: StoreReader) throws {
+        var collected = NightSamples()
+        try reader.forEachHeartRate(fromMs: window.start, toMs: window.end, upTo: cursor) { _ = collected.add($0) }
+        night = collected
+        releasedNight = nil
+    }
 
     private mutating func epochCache(for sensor: String, reader: StoreReader) throws -> SleepEpochCache {
         if let epochCache, epochCache.sensor == sensor { return epochCache }

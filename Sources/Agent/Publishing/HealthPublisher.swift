@@ -49,7 +49,7 @@ actor HealthPublisher: Service, CustomStringConvertible {
     /// notifications arrived since (15 minutes of a strap's), at most every `backlogRefresh`.
     static let backlogRows: Int64 = 900
     static let backlogRefresh = Duration.seconds(30)
-    static let rowsPerRead = 5000
+    static let rowsPerRead = 1000
 
     init(
         topicRoot: String, settings: AggregateSettings, todayIntervalS: Int, dailyGraceS: Int, store: Store,

@@ -136,7 +136,7 @@ final class QueryEngine {
         func aggregate() throws -> DayAggregate {
             if let computed { return computed }
             guard mayScan else { throw ScanNeeded() }
-            let built = try running.aggregate(day, settings: settings, reader: reader)
+            let built = try running.aggregate(day, settings: settings, reader: reader, resumable: !isToday && include.contains(.health))
             computed = built
             return built
         }

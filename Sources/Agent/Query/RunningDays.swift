@@ -17,6 +17,8 @@ struct RunningDays {
     private var prepared: [LocalDay: ContinuousClock.Instant] = [:]
     /// The rows of each day whose folds were last handed to be kept.
     private var keptFolds: [LocalDay: [RowFingerprint]] = [:]
+    /// Since when each past day's night window has taken no notification.
+    private var nightQuietSince: [LocalDay: ContinuousClock.Instant] = [:]
 
     /// A night, the revision of its window's notifications it was classified at, and when.
     private struct ClassifiedNight {
@@ -29,6 +31,8 @@ struct RunningDays {
 
     /// Whether `day` is followed, and whether its night is classified at its window's current revision.
     func isFollowed(_ day: LocalDay) -> Bool { days[day] != nil }
+    /// Whether a followed day holds its night window's notifications (nil: not followed).
+    func holdsNight(_ day: LocalDay) -> Bool? { days[day]?.holdsNight }
     func hasCurrentNight(_ day: LocalDay) -> Bool {
         guard let revision = days[day]?.night.revision else { return false }
         return nights[day]?.revision == revision
@@ -40,11 +44,14 @@ struct RunningDays {
         followed = nil
         prepared = [:]
         keptFolds = [:]
+        nightQuietSince = [:]
     }
 
     /// The day as of the current snapshot: its running aggregate brought up to date, or computed
     /// anew (first asked, a row out of order).
-    mutating func aggregate(_ day: LocalDay, settings: AggregateSettings, reader: StoreReader) throws -> DayAggregate {
+    /// A past day (`resumable`) not followed is resumed from its kept folds and night when they
+    /// still hold (`resume`).
+    mutating func aggregate(_ day: LocalDay, settings: AggregateSettings, reader: StoreReader, resumable: Bool = false) throws -> DayAggregate {
         if var carried = days[day], try carried.catchUp(reader: reader) {
             days[day] = carried
             // Workouts are not rows it folds: read again (an indexed range).
@@ -52,7 +59,25 @@ struct RunningDays {
             aggregate.workouts = try reader.workouts(fromMs: day.boundsMs.start, toMs: day.boundsMs.end)
             return aggregate
         }
+        if resumable, days[day] == nil, let resumed = try resume(day, settings: settings, reader: reader) { return resumed.aggregate }
         return try start(day, settings: settings, reader: reader).aggregate
+    }
+
+    /// `day` from its kept folds and kept night, if the agent kept both and they still match the
+    /// day's rows and the settings: followed from here on holding its folds alone, its night
+    /// classified, neither its rows nor its night window read (a query for a day a backlog
+    /// filled, after the query service let it go or the agent restarted).
+    private mutating func resume(_ day: LocalDay, settings: AggregateSettings, reader: StoreReader) throws -> RunningDay? {
+        let cursor = try reader.rowCursor()
+        let rows = try DayAndNightRows(day, reader: reader)
+        guard let night = try SleepNight.kept(day, settings: settings, reader: reader, fingerprint: rows.night),
+            let aggregate = try DayAggregate.kept(day, settings: settings, reader: reader, heartRate: rows.day)
+        else { return nil }
+        let resumed = RunningDay(resuming: aggregate, night: rows.night, cursor: cursor)
+        follow(day, resumed)
+        keptFolds[day] = aggregate.foldedRows
+        nights[day] = ClassifiedNight(at: .now, revision: resumed.night.revision, night: night)
+        return resumed
     }
 
     /// `day`'s night. Classified again when its window took notifications since — for today, whose
@@ -87,7 +112,8 @@ struct RunningDays {
             guard var carried = days[day] else { continue }
             days[day] = try carried.catchUp(reader: reader) ? carried : nil
         }
-        if current != from, let span = try reader.span(ofRowsAfter: from) {
+        let span = current != from ? try reader.span(ofRowsAfter: from) : nil
+        if let span {
             for day in Self.pastDays(touchedBy: span, timeZone: settings.timeZone, today: today) where days[day] == nil {
                 try start(day, settings: settings, reader: reader)
             }
@@ -95,6 +121,7 @@ struct RunningDays {
         for day in days.keys.sorted() where day < today {
             guard !queriesWaiting() else { return true }
             guard var carried = days[day] else { continue }
+            if revisions[day] != carried.night.revision { nightQuietSince[day] = nil }
             if folded[day] == carried.aggregate.foldedRows, keptFolds[day] != carried.aggregate.foldedRows,
                 let record = carried.aggregate.keptRecord(settings: settings)
             {
@@ -106,6 +133,14 @@ struct RunningDays {
                 // Quiet this round: classify the night if it is not classified at this revision.
                 if nights[day]?.revision != carried.night.revision {
                     _ = try classify(day, settings: settings, reader: reader, nowMs: nowMs, keep: keep)
+                }
+                let quietSince = nightQuietSince[day] ?? .now
+                nightQuietSince[day] = quietSince
+                if let classified = nights[day], classified.revision == carried.night.revision, classified.night.main?.inProgress != true,
+                    (span.map { $0.fromMs >= carried.window.end } ?? false) || ContinuousClock.now - quietSince >= Self.settleAfter
+                {
+                    // The backlog has moved past its night, or stopped: hold its folds, not its window.
+                    days[day]?.releaseNight()
                 }
             } else if prepared[day].map({ ContinuousClock.now - $0 >= Self.preparePeriod }) ?? true {
                 // Still landing: compute the epochs complete so far, at most once a period.
@@ -120,6 +155,10 @@ struct RunningDays {
     /// While a backlog lands in a day, its complete epochs are computed at most this often (each
     /// time builds the beats of the night's last 20 minutes or so: `RunningDay.prepareNight`).
     static let preparePeriod = Duration.milliseconds(500)
+
+    /// A past night classified and kept whose window took nothing this long is let go
+    /// (`RunningDay.releaseNight`), as it is at once when the rows landing are all past it.
+    static let settleAfter = Duration.seconds(5)
 
     /// The past days (before `today`) whose day or night window holds a time in `span`, the
     /// newest `maximumDays`.
@@ -139,14 +178,20 @@ struct RunningDays {
     @discardableResult
     private mutating func start(_ day: LocalDay, settings: AggregateSettings, reader: StoreReader) throws -> RunningDay {
         let fresh = try RunningDay(day, settings: settings, reader: reader)
+        follow(day, fresh)
+        return fresh
+    }
+
+    /// Holds `running` for `day`, letting the oldest day go to stay within `maximumDays`.
+    private mutating func follow(_ day: LocalDay, _ running: RunningDay) {
         if days[day] == nil, days.count >= Self.maximumDays, let oldest = days.keys.min() {
             days[oldest] = nil
             nights[oldest] = nil
             prepared[oldest] = nil
             keptFolds[oldest] = nil
+            nightQuietSince[oldest] = nil
         }
-        days[day] = fresh
-        return fresh
+        days[day] = running
     }
 
     private mutating func classify(

@@ -48,7 +48,7 @@ actor WorkoutService: Service, CustomStringConvertible {
     /// At start, detection looks back this far (or to the end of the last workout) for one that
     /// was going on when the agent stopped.
     static let startLookbackMs: Int64 = 6 * 3_600_000
-    static let rowsPerRead = 5000
+    static let rowsPerRead = 2000
 
     init(
         settings: WorkoutSettings, aggregate: AggregateSettings, deviceID: String, topicRoot: String, store: Store, writer: SampleWriter,
