@@ -50,6 +50,15 @@ struct RunningDay {
         releasedNight = night
     }
 
+    /// Whether rows with times in `span` can change it: the night window's start to the day's end.
+    func isTouched(by span: (fromMs: Int64, toMs: Int64)) -> Bool {
+        let bounds = aggregate.day.boundsMs
+        return span.fromMs < max(bounds.end, window.end) && span.toMs >= min(bounds.start, window.start)
+    }
+
+    /// Moves past rows stored up to `cursor` that the caller found untouching (`isTouched`).
+    mutating func skip(to cursor: RowCursor) { self.cursor = cursor }
+
     /// Folds in the day's rows stored since the last call; false when one is older than what is
     /// already folded in (a backlog for today): then the day must be computed again.
     mutating func catchUp(reader: StoreReader) throws -> Bool {

@@ -27,7 +27,11 @@ struct RunningDays {
         var night: SleepNight
     }
 
-    static let maximumDays = 4
+    /// Days holding their night window's notifications (3–7 MiB each at a strap's rate).
+    static let maximumNightsHeld = 4
+    /// Days in all: one whose night was let go holds its folds alone (tens of KiB), so a month of
+    /// days a backlog filled is answered without resuming them again query after query.
+    static let maximumDays = 32
 
     /// Whether `day` is followed, and whether its night is classified at its window's current revision.
     func isFollowed(_ day: LocalDay) -> Bool { days[day] != nil }
@@ -108,11 +112,17 @@ struct RunningDays {
         guard let from = followed else { return false }
         let revisions = days.mapValues(\.night.revision)
         let folded = days.mapValues(\.aggregate.foldedRows)
+        let span = current != from ? try reader.span(ofRowsAfter: from) : nil
         for day in days.keys.sorted() {
             guard var carried = days[day] else { continue }
-            days[day] = try carried.catchUp(reader: reader) ? carried : nil
+            if let span, carried.isTouched(by: span) {
+                days[day] = try carried.catchUp(reader: reader) ? carried : nil
+            } else {
+                // None of the new rows is its: a month of settled days costs no read.
+                carried.skip(to: current)
+                days[day] = carried
+            }
         }
-        let span = current != from ? try reader.span(ofRowsAfter: from) : nil
         if let span {
             for day in Self.pastDays(touchedBy: span, timeZone: settings.timeZone, today: today) where days[day] == nil {
                 try start(day, settings: settings, reader: reader)
@@ -161,7 +171,7 @@ struct RunningDays {
     static let settleAfter = Duration.seconds(5)
 
     /// The past days (before `today`) whose day or night window holds a time in `span`, the
-    /// newest `maximumDays`.
+    /// newest `maximumNightsHeld`.
     static func pastDays(touchedBy span: (fromMs: Int64, toMs: Int64), timeZone: TimeZone, today: LocalDay) -> [LocalDay] {
         var day = LocalDay(containing: Date(unixMs: span.fromMs), timeZone: timeZone)
         // An evening's rows are in the next day's night too (`SleepNight.window`).
@@ -172,7 +182,7 @@ struct RunningDays {
             touched.append(day)
             day = day.next
         }
-        return Array(touched.suffix(maximumDays))
+        return Array(touched.suffix(maximumNightsHeld))
     }
 
     @discardableResult
@@ -182,16 +192,25 @@ struct RunningDays {
         return fresh
     }
 
-    /// Holds `running` for `day`, letting the oldest day go to stay within `maximumDays`.
+    /// Holds `running` for `day`, letting the oldest day go to stay within `maximumNightsHeld`
+    /// and `maximumDays`.
     private mutating func follow(_ day: LocalDay, _ running: RunningDay) {
-        if days[day] == nil, days.count >= Self.maximumDays, let oldest = days.keys.min() {
-            days[oldest] = nil
-            nights[oldest] = nil
-            prepared[oldest] = nil
-            keptFolds[oldest] = nil
-            nightQuietSince[oldest] = nil
-        }
+        drop(day)
+        if running.holdsNight, let oldest = Self.oldest(days.filter(\.value.holdsNight), beyond: Self.maximumNightsHeld - 1) { drop(oldest) }
+        if let oldest = Self.oldest(days, beyond: Self.maximumDays - 1) { drop(oldest) }
         days[day] = running
+    }
+
+    private static func oldest(_ days: [LocalDay: RunningDay], beyond limit: Int) -> LocalDay? {
+        days.count > limit ? days.keys.min() : nil
+    }
+
+    private mutating func drop(_ day: LocalDay) {
+        days[day] = nil
+        nights[day] = nil
+        prepared[day] = nil
+        keptFolds[day] = nil
+        nightQuietSince[day] = nil
     }
 
     private mutating func classify(
@@ -205,7 +224,7 @@ struct RunningDays {
         } else {
             night = try SleepNight.compute(day, settings: settings, reader: reader, nowMs: nowMs, keep: keep)
         }
-        if nights[day] == nil, nights.count >= 2 * Self.maximumDays { nights.removeAll() }
+        if nights[day] == nil, nights.count >= Self.maximumDays + Self.maximumNightsHeld { nights.removeAll() }
         nights[day] = ClassifiedNight(at: .now, revision: days[day]?.night.revision, night: night)
         return night
     }
