@@ -78,7 +78,7 @@ struct RunningDays {
             let aggregate = try DayAggregate.kept(day, settings: settings, reader: reader, heartRate: rows.day)
         else { return nil }
         let resumed = RunningDay(resuming: aggregate, night: rows.night, cursor: cursor)
-        follow(day, resumed)
+        hold(day, resumed)
         keptFolds[day] = aggregate.foldedRows
         nights[day] = ClassifiedNight(at: .now, revision: resumed.night.revision, night: night)
         return resumed
@@ -188,13 +188,13 @@ struct RunningDays {
     @discardableResult
     private mutating func start(_ day: LocalDay, settings: AggregateSettings, reader: StoreReader) throws -> RunningDay {
         let fresh = try RunningDay(day, settings: settings, reader: reader)
-        follow(day, fresh)
+        hold(day, fresh)
         return fresh
     }
 
     /// Holds `running` for `day`, letting the oldest day go to stay within `maximumNightsHeld`
     /// and `maximumDays`.
-    private mutating func follow(_ day: LocalDay, _ running: RunningDay) {
+    private mutating func hold(_ day: LocalDay, _ running: RunningDay) {
         drop(day)
         if running.holdsNight, let oldest = Self.oldest(days.filter(\.value.holdsNight), beyond: Self.maximumNightsHeld - 1) { drop(oldest) }
         if let oldest = Self.oldest(days, beyond: Self.maximumDays - 1) { drop(oldest) }
