@@ -138,4 +138,40 @@ struct SettledDayTests {
         #expect(Self.text(engine.answer(Self.request, now: Self.queryTime)) == Self.fromRows(rig))
         #expect(engine.running.holdsNight(Self.day) == true)
     }
+
+    @Test("past days asked before a backlog fills them hold at most four nights once it lands, and answer as from their rows")
+    func monthThenBacklog() async throws {
+        let directory = try TemporaryDirectory("settled-month")
+        let path = directory.file("m.db")
+        let store = try Store(path: path)
+        let settings = KeptDayFoldTests.settings
+        let agent = QueryEngine(storePath: path, settings: settings, maxReplyBytes: .max, deviceID: "test")
+        // Ten days before the query time's day, asked while they are empty.
+        var days: [LocalDay] = []
+        var day = LocalDay(containing: Self.queryTime, timeZone: settings.timeZone)
+        for _ in 0..<10 {
+            day = day.previous
+            days.append(day)
+        }
+        try await store.write(heartRates: [Self.notification(at: days[9].boundsMs.start - 86_400_000)])
+        await store.foldForReaders()
+        for asked in days { _ = agent.answer(QueryRequest(date: "\(asked)", include: [.health]), now: Self.queryTime) }
+        _ = agent.follow(now: Self.queryTime)
+        #expect(agent.running.followedCount == 10, "every day asked is followed")
+        #expect(agent.running.nightsHeld == 0, "an empty day holds no night")
+        // A backlog of all ten: a notification a minute (synthesised: plumbing, not accuracy).
+        let backlog = days.flatMap { landed in
+            stride(from: SleepNight.window(of: landed).start + 517, to: landed.boundsMs.end, by: 60_000).map { Self.notification(at: $0) }
+        }
+        try await store.write(heartRates: Array(Set(backlog.map(\.timeMs))).sorted().map { Self.notification(at: $0) })
+        await store.foldForReaders()
+        _ = agent.follow(now: Self.queryTime)
+        #expect(agent.running.nightsHeld <= RunningDays.maximumNightsHeld)
+        let fresh = QueryEngine(storePath: path, settings: settings, maxReplyBytes: .max, deviceID: "test")
+        for asked in days {
+            let request = QueryRequest(date: "\(asked)", include: [.health])
+            #expect(Self.text(agent.answer(request, now: Self.queryTime)) == Self.text(fresh.answer(request, now: Self.queryTime)), "\(asked)")
+        }
+        #expect(agent.running.nightsHeld <= RunningDays.maximumNightsHeld)
+    }
 }

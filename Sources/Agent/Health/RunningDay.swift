@@ -135,6 +135,8 @@ struct RunningDay {
     }
 
     var holdsNight: Bool { releasedNight == nil }
+    /// Whether it holds any of its night's notifications: what counts toward the nights held.
+    var holdsNotifications: Bool { releasedNight == nil && night.count > 0 }
 
     /// Reads the window's notifications from the store again, at the revision it was let go at
     /// (each notification in the window counted once, as `init` and `catchUp` count them).

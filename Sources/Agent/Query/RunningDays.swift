@@ -37,6 +37,9 @@ struct RunningDays {
     func isFollowed(_ day: LocalDay) -> Bool { days[day] != nil }
     /// Whether a followed day holds its night window's notifications (nil: not followed).
     func holdsNight(_ day: LocalDay) -> Bool? { days[day]?.holdsNight }
+    /// How many days hold notifications of their night window (at most `maximumNightsHeld` after a round).
+    var nightsHeld: Int { days.values.filter(\.holdsNotifications).count }
+    var followedCount: Int { days.count }
     func hasCurrentNight(_ day: LocalDay) -> Bool {
         guard let revision = days[day]?.night.revision else { return false }
         return nights[day]?.revision == revision
@@ -128,6 +131,7 @@ struct RunningDays {
                 try start(day, settings: settings, reader: reader)
             }
         }
+        dropNightsBeyondLimit()
         for day in days.keys.sorted() where day < today {
             guard !queriesWaiting() else { return true }
             guard var carried = days[day] else { continue }
@@ -196,9 +200,19 @@ struct RunningDays {
     /// and `maximumDays`.
     private mutating func hold(_ day: LocalDay, _ running: RunningDay) {
         drop(day)
-        if running.holdsNight, let oldest = Self.oldest(days.filter(\.value.holdsNight), beyond: Self.maximumNightsHeld - 1) { drop(oldest) }
         if let oldest = Self.oldest(days, beyond: Self.maximumDays - 1) { drop(oldest) }
         days[day] = running
+        dropNightsBeyondLimit(keeping: day)
+    }
+
+    /// Lets the oldest days holding notifications go, but `keeping`, until `maximumNightsHeld`
+    /// hold any. A day asked for with none in its window (most past days) holds nothing, but
+    /// rows can land in it later: checked again after each round's catch-up.
+    private mutating func dropNightsBeyondLimit(keeping: LocalDay? = nil) {
+        let kept = keeping.flatMap { days[$0]?.holdsNotifications } == true ? 1 : 0
+        while let oldest = Self.oldest(days.filter { $0.key != keeping && $0.value.holdsNotifications }, beyond: Self.maximumNightsHeld - kept) {
+            drop(oldest)
+        }
     }
 
     private static func oldest(_ days: [LocalDay: RunningDay], beyond limit: Int) -> LocalDay? {
