@@ -49,7 +49,7 @@ struct HomeAssistantLifecycleTests {
         // GPS is off in the test kit's config: the 16 entities that do not need it.
         try await Wait.until(timeout: 10, "16 discovery configs in the outbox; agent:\n\(agent.log.suffix(1500))") { outbox() == 16 }
         try broker.start()
-        try await Wait.until(timeout: 20, "the outbox drained") { outbox() == 0 }
+        try await Wait.until(timeout: 20, "the outbox drained (\(outbox().map(String.init) ?? "unreadable") left); agent:\n\(agent.log.suffix(3000))") { outbox() == 0 }
         let retained = try await Self.waitForRetainedConfigs(port: broker.port, count: 16)
         let config = try #require(retained["homeassistant/sensor/keepalive_testpi/heart_rate/config"])
         let json = try #require(try JSONSerialization.jsonObject(with: Data(config.utf8)) as? [String: Any])
