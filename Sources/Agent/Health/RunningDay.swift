@@ -141,9 +141,7 @@ struct RunningDay {
     /// Reads the window's notifications from the store again, at the revision it was let go at
     /// (each notification in the window counted once, as `init` and `catchUp` count them).
     private mutating func collectNight(reader: StoreReader) throws {
-        var collected = NightSamples()
-        try reader.forEachHeartRate(fromMs: window.start, toMs: window.end, upTo: cursor) { _ = collected.add($0) }
-        night = collected
+        night = try NightSamples(window: window, reader: reader, upTo: cursor)
         releasedNight = nil
     }
 

@@ -178,8 +178,7 @@ extension SleepNight {
         {
             return (kept, [], nil)
         }
-        var samples = NightSamples()
-        try reader.forEachHeartRate(fromMs: window.start, toMs: window.end, upTo: cursor) { _ = samples.add($0) }
+        let samples = try NightSamples(window: window, reader: reader, upTo: cursor)
         guard let series = samples.dominant else { return (.none, [], nil) }
         let cache = try SleepEpochCache(sensor: series.sensor, window: window, reader: reader)
         let night = compute(day, settings: settings, series: series, nowMs: nowMs, cache: cache)

@@ -200,7 +200,7 @@ struct RunningDays {
     /// and `maximumDays`.
     private mutating func hold(_ day: LocalDay, _ running: RunningDay) {
         drop(day)
-        if let oldest = Self.oldest(days, beyond: Self.maximumDays - 1) { drop(oldest) }
+        if days.count >= Self.maximumDays, let oldest = days.keys.min() { drop(oldest) }
         days[day] = running
         dropNightsBeyondLimit(keeping: day)
     }
@@ -209,14 +209,11 @@ struct RunningDays {
     /// hold any. A day asked for with none in its window (most past days) holds nothing, but
     /// rows can land in it later: checked again after each round's catch-up.
     private mutating func dropNightsBeyondLimit(keeping: LocalDay? = nil) {
-        let kept = keeping.flatMap { days[$0]?.holdsNotifications } == true ? 1 : 0
-        while let oldest = Self.oldest(days.filter { $0.key != keeping && $0.value.holdsNotifications }, beyond: Self.maximumNightsHeld - kept) {
+        while nightsHeld > Self.maximumNightsHeld,
+            let oldest = days.filter({ $0.key != keeping && $0.value.holdsNotifications }).keys.min()
+        {
             drop(oldest)
         }
-    }
-
-    private static func oldest(_ days: [LocalDay: RunningDay], beyond limit: Int) -> LocalDay? {
-        days.count > limit ? days.keys.min() : nil
     }
 
     private mutating func drop(_ day: LocalDay) {
