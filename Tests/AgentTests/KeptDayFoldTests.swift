@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 import TestKit
 
@@ -38,28 +37,16 @@ struct KeptDayFoldTests {
     }
 
     /// A store with the night and the fixes, the agent's engine's answer, and the folds (and the
-    /// night) it handed to be kept once a round of following found the day's rows quiet.
+    /// night) it handed to be kept once a round of following found the day's rows quiet, saved as
+    /// the agent's writer saves them.
     static func rig() async throws -> Rig {
-        let samples = try SleepEpochCacheTests.samples(try AssembledNightLines.lines(startMs: SleepEpochCacheTests.eveningMs, hours: 3))
-        let directory = try TemporaryDirectory("kept-fold")
-        let path = directory.file("f.db")
-        let store = try Store(path: path)
-        try await store.write(fixes: fixes, heartRates: samples)
-        await store.foldForReaders()
-        let agent = QueryEngine(storePath: path, settings: settings, maxReplyBytes: .max, deviceID: "test")
-        let folds = Mutex<[StoredDayFold]>([])
-        let nights = Mutex<[StoredSleepNight]>([])
-        agent.keeping.dayFold = { fold in folds.withLock { $0.append(fold) } }
-        agent.keeping.night = { night in nights.withLock { $0.append(night) } }
-        let answer = agent.answer(request, now: queryTime)
-        _ = agent.follow(now: queryTime)
-        _ = agent.follow(now: queryTime)
-        let record = try #require(folds.withLock { $0.first { $0.date == "2026-11-21" } }, "the agent's engine hands the day's folds to be kept")
-        try await store.saveDayFold(record)
-        for night in nights.withLock({ $0 }) { try await store.saveSleepNight(night) }
+        let agent = try await SettledDayTests.rig()
+        let record = try #require(agent.folds.first { $0.date == "2026-11-21" }, "the agent's engine hands the day's folds to be kept")
+        try await agent.store.saveDayFold(record)
+        for night in agent.nights { try await agent.store.saveSleepNight(night) }
         let bounds = day.boundsMs
-        let inDay = samples.filter { bounds.start <= $0.timeMs && $0.timeMs < bounds.end }.count
-        return Rig(path: path, store: store, record: record, agentAnswer: answer, inDay: inDay, directory: directory)
+        let inDay = agent.samples.filter { bounds.start <= $0.timeMs && $0.timeMs < bounds.end }.count
+        return Rig(path: agent.path, store: agent.store, record: record, agentAnswer: agent.agentAnswer, inDay: inDay, directory: agent.directory)
     }
 
     /// What `keepalive query` answers (an engine that answers once).

@@ -28,13 +28,18 @@ struct SettledDayTests {
         let path: String
         let store: Store
         let agent: QueryEngine
+        /// The night's notifications stored.
+        let samples: [StoredHeartRate]
+        /// The agent's engine's first answer for the day, computed from its rows.
+        let agentAnswer: QueryReply
         let handed: Handed
         let directory: TemporaryDirectory
         var folds: [StoredDayFold] { handed.folds.withLock { $0 } }
         var nights: [StoredSleepNight] { handed.nights.withLock { $0 } }
     }
 
-    /// The night and the fixes stored, and the agent's engine having answered for the day once.
+    /// The night and the fixes stored, and the agent's engine having answered for the day once
+    /// and followed the store twice (a round to see the day quiet, one to hand its folds over).
     static func rig() async throws -> Rig {
         let samples = try SleepEpochCacheTests.samples(try AssembledNightLines.lines(startMs: SleepEpochCacheTests.eveningMs, hours: 3))
         let directory = try TemporaryDirectory("settled-day")
@@ -44,13 +49,12 @@ struct SettledDayTests {
         await store.foldForReaders()
         let agent = QueryEngine(storePath: path, settings: KeptDayFoldTests.settings, maxReplyBytes: .max, deviceID: "test")
         let handed = Handed()
-        let rig = Rig(path: path, store: store, agent: agent, handed: handed, directory: directory)
         agent.keeping.dayFold = { fold in handed.folds.withLock { $0.append(fold) } }
         agent.keeping.night = { night in handed.nights.withLock { $0.append(night) } }
-        _ = agent.answer(request, now: queryTime)
+        let answer = agent.answer(request, now: queryTime)
         _ = agent.follow(now: queryTime)
         _ = agent.follow(now: queryTime)
-        return rig
+        return Rig(path: path, store: store, agent: agent, samples: samples, agentAnswer: answer, handed: handed, directory: directory)
     }
 
     /// The day computed from its rows by an engine that never saw it.
