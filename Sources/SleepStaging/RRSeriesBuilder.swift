@@ -129,8 +129,12 @@ public struct RRSeriesBuilder: Sendable {
     ) throws -> SleepRecording {
         var runs = runs
         if !current.offsets.isEmpty { runs.append(current) }
+        // Exactly the night's size: grown by appending, each would hold up to twice that.
+        let count = runs.reduce(runs.count) { $0 + $1.intervals.count }
         var intervals: [Double] = []
         var times: [Double] = []
+        intervals.reserveCapacity(count)
+        times.reserveCapacity(count)
         var previousEnd = -Double.infinity
         var firstBeat: Double?
         for (index, run) in runs.enumerated() {
@@ -166,7 +170,8 @@ public struct RRSeriesBuilder: Sendable {
         guard start <= firstBeatStart else {
             throw SleepStagingError.invalidInput("recording start \(start) is after the first beat \(firstBeatStart)")
         }
-        let series = try RRSeries(intervals: intervals, endTimes: times.map { $0 - start })
+        for index in times.indices { times[index] -= start }
+        let series = try RRSeries(intervals: intervals, endTimes: times)
         return SleepRecording(startUnix: start, utcOffsetSeconds: utcOffsetSeconds, rr: series, subject: subject)
     }
 

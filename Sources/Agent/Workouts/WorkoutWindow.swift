@@ -99,8 +99,17 @@ struct WorkoutWindow: Sendable {
         guard next > fromMs else { return }
         fromMs = next
         let keepFrom = fromMs - Self.contextMs
-        if let cut = motion.firstIndex(where: { $0.timeMs >= keepFrom }) { motion.removeFirst(cut) } else { motion.removeAll() }
-        if let cut = pulse.firstIndex(where: { $0.timeMs >= keepFrom }) { pulse.removeFirst(cut) } else { pulse.removeAll() }
+        motion = Self.samples(motion, from: keepFrom, time: \.timeMs)
+        pulse = Self.samples(pulse, from: keepFrom, time: \.timeMs)
+    }
+
+    /// The samples from `keepFrom` on, in a buffer of their own size. `removeFirst` would keep the
+    /// buffer, and each append grows it from there: a window of twenty minutes held the capacity
+    /// of 150 000 samples (2.3 MiB, twice over while a copy was being appended to) after a
+    /// million-notification backlog (heaptrack, issue 32).
+    private static func samples<Sample>(_ samples: [Sample], from keepFrom: Int64, time: (Sample) -> Int64) -> [Sample] {
+        guard let cut = samples.firstIndex(where: { time($0) >= keepFrom }) else { return [] }
+        return cut == 0 ? samples : Array(samples[cut...])
     }
 }
 

@@ -40,24 +40,37 @@ public enum EpochFeatures {
     /// The vectors of the given epochs (indices into `0..<rr.epochCount`), in that order.
     public static func compute(_ rr: RRSeries, epochs wanted: [Int]) -> [EpochFeatureVector] {
         let epochs = rr.epochCount
-        guard let first = wanted.min(), let last = wanted.max(), epochs > 0 else { return [] }
+        guard !wanted.isEmpty, epochs > 0 else { return [] }
         let nn = rr.intervals.map { value in
             value < Archive.minRRSeconds || value > Archive.maxRRSeconds ? Double.nan : value
         }
         let windows = SleepFeatures.windows(
             times: rr.endTimes, epochs: epochs, lookback: Archive.lookbackSeconds, lookforward: Archive.lookforwardSeconds)
-        let resampled = FrequencyDomainFeatures.resample(
-            nn: nn, times: rr.endTimes, epochs: epochs, lookback: Archive.lookbackSeconds, lookforward: Archive.lookforwardSeconds,
-            only: first...last)
         let spectrum = FrequencyDomainFeatures.EpochSpectrum(
             lookback: Archive.lookbackSeconds, lookforward: Archive.lookforwardSeconds, maxNaNFraction: Archive.maxNaNFraction)
         let beats = WakeSleepClassifier.validBeatsPerEpoch(rr, epochs: epochs)
-        return wanted.map { epoch in
-            EpochFeatureVector(
-                values: TimeDomainFeatures.epoch(nn[windows[epoch]]) + spectrum.features(epoch: epoch, resampled: resampled, firstEpoch: first),
-                windowIntervals: windows[epoch].count, validBeats: beats[epoch])
+        var vectors: [EpochFeatureVector] = []
+        vectors.reserveCapacity(wanted.count)
+        // The 4 Hz series a chunk of epochs at a time: a grid point's value depends on nothing
+        // but its place, so a chunk's series is the whole night's, bit for bit, and a night's
+        // 4 Hz series (two arrays of 2 MiB for 18 hours) is never held whole.
+        for chunkStart in stride(from: 0, to: wanted.count, by: epochsPerResample) {
+            let chunk = wanted[chunkStart..<min(chunkStart + epochsPerResample, wanted.count)]
+            guard let first = chunk.min(), let last = chunk.max() else { continue }
+            let resampled = FrequencyDomainFeatures.resample(
+                nn: nn, times: rr.endTimes, epochs: epochs, lookback: Archive.lookbackSeconds, lookforward: Archive.lookforwardSeconds,
+                only: first...last)
+            for epoch in chunk {
+                vectors.append(EpochFeatureVector(
+                    values: TimeDomainFeatures.epoch(nn[windows[epoch]]) + spectrum.features(epoch: epoch, resampled: resampled, firstEpoch: first),
+                    windowIntervals: windows[epoch].count, validBeats: beats[epoch]))
+            }
         }
+        return vectors
     }
+
+    /// Epochs whose 4 Hz series is built at once: an hour (14 400 points and a window's 2 040).
+    static let epochsPerResample = 120
 }
 
 /// 64-bit FNV-1a, byte by byte over little-endian words.
