@@ -138,14 +138,23 @@ public actor OutboxDrain {
     public func wake() async { await pump() }
 
     /// Deletes acknowledged messages in one transaction: one fsync for many PUBACKs.
+    ///
+    /// The batch leaves `acknowledged` before the store is awaited: PUBACKs handled while the
+    /// store works on it (the periodic flush runs beside the connection's events) join the next
+    /// batch. Emptying the list after the await threw those away: the broker had the messages,
+    /// but they stayed pending in the file, behind the drain (never sent again before the next
+    /// connection or start) — seen under load as an outbox that never drained.
     public func flushAcknowledgements() async {
         guard !acknowledged.isEmpty else { return }
         let ids = acknowledged
+        let generation = generation
+        acknowledged.removeAll()
         do {
             try await store.acknowledge(ids: ids, generation: generation)
-            acknowledged.removeAll()
         } catch {
-            // Kept for the next flush; at worst the messages are sent again after a restart.
+            // Kept for the next flush (unless the store file was replaced meanwhile: these ids
+            // belong to the old one); at worst the messages are sent again after a restart.
+            if generation == self.generation { acknowledged.insert(contentsOf: ids, at: 0) }
             logger.warning("could not delete acknowledged messages from the outbox", metadata: ["error": "\(error)"])
         }
     }
