@@ -19,6 +19,9 @@ struct WorkoutWindow: Sendable {
     private var anyGPSTimed = false
     private var pulse: [PulseSample] = []
     private(set) var hasOpenSession = false
+    /// Samples the window's buffers have room for: what it holds in memory (tests).
+    var capacity: Int { motion.capacity + pulse.capacity }
+    var count: Int { motion.count + pulse.count }
 
     static let contextMs = WorkoutDetector.riseLookbackMs
     static let idleKeepMs: Int64 = 15 * 60_000
