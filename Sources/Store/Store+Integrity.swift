@@ -6,6 +6,11 @@ extension Store {
     /// Opens, sets the pragmas, and checks the file: all of it up to `fullCheckMaxBytes`, else
     /// the small tables the agent cannot run without. A damaged file throws a `corrupt` SQLiteError.
     /// Returns the connection and whether the whole file was checked.
+    /// The writer's page cache. Its writes append at the right edge of the tables and the time
+    /// indexes, a few pages deep; SQLite's default of 2 000 KiB was the largest single item of
+    /// the agent's heap after a backlog (heaptrack: 2.4 of 12.2 MiB at 100 000 notifications).
+    static let writerCacheKiB = 512
+
     static func openChecked(path: String, synchronous: Synchronous, fullCheckMaxBytes: Int64) throws -> (SQLiteConnection, Bool) {
         let connection = try SQLiteConnection(path: path)
         // Both only take effect on a new, empty file, and must come before WAL mode fixes its
@@ -15,6 +20,7 @@ extension Store {
         try connection.execute("PRAGMA journal_mode = WAL")
         try connection.execute("PRAGMA synchronous = \(synchronous.pragma)")
         try connection.execute("PRAGMA foreign_keys = ON")
+        try connection.execute("PRAGMA cache_size = -\(writerCacheKiB)")
         // Keep the WAL from growing without bound between checkpoints on a busy day.
         try connection.execute("PRAGMA journal_size_limit = 8388608")
         let filePageSize = Int(try connection.scalarInt("PRAGMA page_size") ?? 4096)
