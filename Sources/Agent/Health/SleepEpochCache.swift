@@ -88,6 +88,22 @@ final class SleepEpochCache {
     /// beat's window (the model's 240-s lookback and the epoch itself) with a slot to spare.
     static let tailContextS: Int64 = 600
 
+    /// The segment's beats as a recording on the epoch grid. The builder's runs are let go before
+    /// the grid's copy is made and the features computed: held beside them, a night's beats were
+    /// in memory four times over (issue 32).
+    private static func recording(
+        of samples: NightSamples.Series, _ segment: Range<Int>, gapLimitMs: Int64, utcOffsetSeconds: Int, subject: SubjectData
+    ) -> SleepRecording? {
+        let unaligned: SleepRecording
+        do {
+            var builder = RRSeriesBuilder(gapLimitMs: gapLimitMs)
+            builder.add(samples, segment)
+            guard let built = try? builder.recording(utcOffsetSeconds: utcOffsetSeconds, subject: subject) else { return nil }
+            unaligned = built
+        }
+        return try? unaligned.alignedToEpochGrid()
+    }
+
     /// The segment's recording on the grid and its epochs' vectors: kept ones where their inputs
     /// match, the others computed (`onlyComplete`: only those whose window is complete; the
     /// vectors are then not the whole recording's).
@@ -95,12 +111,12 @@ final class SleepEpochCache {
         of samples: NightSamples.Series, _ segment: Range<Int>, timeZone: TimeZone, gapLimitMs: Int64, subject: SubjectData,
         onlyComplete: Bool = false, offsetAt offsetIndex: Int? = nil, firstEpochS: Int64? = nil
     ) -> (SleepRecording, [EpochFeatureVector])? {
-        var builder = RRSeriesBuilder(gapLimitMs: gapLimitMs)
-        builder.add(samples, segment)
         guard let first = segment.first else { return nil }
         // The zone's offset where the whole segment starts, also for its tail.
         let firstBeat = Date(unixMs: samples.timesMs[offsetIndex ?? first])
-        guard let recording = try? builder.recording(utcOffsetSeconds: timeZone.secondsFromGMT(for: firstBeat), subject: subject).alignedToEpochGrid()
+        guard
+            let recording = Self.recording(
+                of: samples, segment, gapLimitMs: gapLimitMs, utcOffsetSeconds: timeZone.secondsFromGMT(for: firstBeat), subject: subject)
         else { return nil }
         let inputs = EpochFeatures.inputs(of: recording)
         let gridStart = Int64(recording.startUnix)
