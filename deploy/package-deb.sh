@@ -10,7 +10,7 @@ mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 if ! command -v swift >/dev/null 2>&1; then export PATH="/opt/swift/usr/bin:$PATH"; fi
 
-swift build -c release --static-swift-stdlib --product keepalive --scratch-path .build-static >&2
+scripts/build-static.sh >&2
 BIN=.build-static/release/keepalive
 VERSION=$("$BIN" --version)
 ARCH=$(dpkg --print-architecture)
@@ -37,6 +37,11 @@ mkdir -p "$WORK/debian"
 printf 'Source: keepalive\n\nPackage: keepalive\nArchitecture: any\n' >"$WORK/debian/control"
 DEPENDS=$(cd "$WORK" && dpkg-shlibdeps -O -e "$STAGE/usr/bin/keepalive" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
 [ -n "$DEPENDS" ] || { echo "package-deb: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
+# Packed relative relocations (scripts/build-static.sh) need glibc 2.36's loader; bookworm's
+# symbols file does not say so, so dpkg-shlibdeps asks for less.
+if readelf -V "$STAGE/usr/bin/keepalive" | grep -q GLIBC_ABI_DT_RELR; then
+  DEPENDS=$(echo "$DEPENDS" | sed -E 's/libc6 \(>= 2\.(3[0-5]|[12][0-9]|[0-9])(\.[0-9]+)?\)/libc6 (>= 2.36)/')
+fi
 
 mkdir -p "$STAGE/DEBIAN"
 cat >"$STAGE/DEBIAN/control" <<CONTROL

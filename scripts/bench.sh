@@ -13,9 +13,12 @@ scripts/setup.sh
 if ! command -v swift >/dev/null 2>&1; then export PATH="/opt/swift/usr/bin:$PATH"; fi
 swift build -c release --product keepalive
 # The agent as deploy/package-deb.sh packages it (Swift runtime linked in): what runs on a Pi.
-swift build -c release --static-swift-stdlib --product keepalive --scratch-path .build-static
+scripts/build-static.sh
 # The benchmarks are a package of their own (Benchmarks/Package.swift), depending on this one.
-swift build --package-path Benchmarks -c release --static-swift-stdlib --product keepalive-rss-floor --scratch-path Benchmarks/.build-static
+# The RSS floor is linked as the agent is.
+# shellcheck disable=SC2046
+swift build --package-path Benchmarks -c release --static-swift-stdlib --product keepalive-rss-floor --scratch-path Benchmarks/.build-static \
+  $(scripts/build-static.sh --link-flags)
 swift build --package-path Benchmarks -c release --product keepalive-bench
 if [ -n "${KEEPALIVE_BENCH_BASELINE_COMMIT:-}" ]; then
   baseline="$HOME/.cache/keepalive-bench/baseline-$KEEPALIVE_BENCH_BASELINE_COMMIT"
