@@ -12,9 +12,13 @@ extension Store {
     /// tables, in a transaction of their own after the slot's sync when they went to the journal
     /// — a message is never stored before the samples written with it. When only the messages
     /// fail, `MessagesNotQueued` says what was stored.
+    ///
+    /// `workouts` are saved (`saveWorkout`) in the messages' transaction: a client told of a
+    /// workout by one of them finds it in the store, and a crash keeps both or neither.
     @discardableResult
     public func write(
-        fixes: [StoredFix] = [], heartRates: [StoredHeartRate] = [], steps: [StoredStepRecord] = [], messages: [OutboxDraft] = []
+        fixes: [StoredFix] = [], heartRates: [StoredHeartRate] = [], steps: [StoredStepRecord] = [], messages: [OutboxDraft] = [],
+        workouts: [StoredWorkout] = []
     ) throws -> StoreWriteResult
     {
         try loadJournalIfNeeded()
@@ -36,7 +40,7 @@ extension Store {
             }
         }
         let toTables = hasRows && !journaled
-        guard toTables || !messages.isEmpty || !held.isEmpty else { return result }
+        guard toTables || !messages.isEmpty || !held.isEmpty || !workouts.isEmpty else { return result }
         var foldedNow = false
         let acknowledged = acknowledgedUndeleted
         do {
@@ -56,6 +60,7 @@ extension Store {
                 if !messages.isEmpty || !held.isEmpty {
                     try db.statement("UPDATE agent_state SET value = ? WHERE key = 'seq'").bind(.integer(seq)).run()
                 }
+                for workout in workouts { try saveWorkoutRow(workout) }
                 return seqs
             }
             result.seqs = seqs

@@ -105,8 +105,10 @@ actor SampleWriter: Service, CustomStringConvertible {
     /// Commits waiting samples together with `messages`, then wakes the outbox drain. When the
     /// store cannot be written, messages marked `holdWhenUnstorable` are held and sent live (this
     /// returns normally for them); it throws if any other message could not be queued.
-    func publish(_ messages: [OutboxDraft]) async throws {
-        try await flush(messages: messages)
+    /// `workouts` are saved in the messages' transaction (the workout a message announces is in
+    /// the store before any client hears of it); it throws if they could not be.
+    func publish(_ messages: [OutboxDraft], saving workouts: [StoredWorkout] = []) async throws {
+        try await flush(messages: messages, workouts: workouts)
     }
 
     func run() async throws {
@@ -133,11 +135,11 @@ actor SampleWriter: Service, CustomStringConvertible {
         await store.foldForReaders()
     }
 
-    private func flush(messages: [OutboxDraft]) async throws {
+    private func flush(messages: [OutboxDraft], workouts: [StoredWorkout] = []) async throws {
         defer { resumeWaiting() }
         // Held messages (sent live while the store failed) are queued by the next write.
         let holding = await store.holdsMessages
-        guard !fixes.isEmpty || !heartRates.isEmpty || !steps.isEmpty || !messages.isEmpty || holding else {
+        guard !fixes.isEmpty || !heartRates.isEmpty || !steps.isEmpty || !messages.isEmpty || !workouts.isEmpty || holding else {
             await store.foldJournalIfDue()
             return
         }
@@ -152,7 +154,8 @@ actor SampleWriter: Service, CustomStringConvertible {
         let written: Result<StoreWriteResult, any Error>
         var messagesFailed: (any Error)?
         do {
-            written = .success(try await store.write(fixes: batchFixes, heartRates: batchHeartRates, steps: batchSteps, messages: messages))
+            written = .success(
+                try await store.write(fixes: batchFixes, heartRates: batchHeartRates, steps: batchSteps, messages: messages, workouts: workouts))
         } catch let partial as MessagesNotQueued {
             // The samples are stored (the ingest journal); only the messages are not.
             written = .success(partial.stored)
@@ -185,6 +188,8 @@ actor SampleWriter: Service, CustomStringConvertible {
             lastError = "\(error)"
             await board.update(storageError: lastError)
             try await holdUnstorable(messages, error: error)
+            // Not saved: the caller tries again (the workout service at its next look).
+            if !workouts.isEmpty { throw error }
             return
         }
         await drain.wake()

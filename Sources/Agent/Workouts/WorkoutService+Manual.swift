@@ -28,8 +28,7 @@ extension WorkoutService {
             stepSettings: aggregate.steps)
         let open = WorkoutDocument(id: id, sport: sport ?? "run", source: .manual, summary: summary, timeZone: aggregate.timeZone)
             .stored(finished: false, nowMs: startMs)
-        try await writer.publish([workoutEvent("started", open)])
-        try await store.saveWorkout(open)
+        try await writer.publish([workoutEvent("started", open)], saving: [open])
         manual = open
         // An automatic one going on gives way to it.
         for (id, _) in announced {

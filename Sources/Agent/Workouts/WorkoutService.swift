@@ -177,8 +177,7 @@ actor WorkoutService: Service, CustomStringConvertible {
         let document = WorkoutDocument(
             id: id, sport: summary.sport(settings: settings), source: .auto, summary: summary, timeZone: aggregate.timeZone)
         let open = document.stored(finished: false, nowMs: nowMs)
-        try await writer.publish([workoutEvent("started", open)])
-        try await store.saveWorkout(open)
+        try await writer.publish([workoutEvent("started", open)], saving: [open])
         announced[id] = open
         lastMeasured[id] = nil
         logger.info("workout started", metadata: ["id": "\(id)", "sport": "\(document.sport)", "source": "auto"])
@@ -224,12 +223,13 @@ actor WorkoutService: Service, CustomStringConvertible {
                 Array(published.publishedJSON(seq: seq).utf8)
             })
         }
-        // Queued first, saved second: a crash in between announces it again, never not at all.
-        try await writer.publish(drafts)
-        let outcome = try await store.saveWorkout(finished)
+        // Saved with its messages, in one transaction: a client that asks for the day when it
+        // hears of the workout finds it, and a crash keeps both or neither (then it is found and
+        // announced again).
+        try await writer.publish(drafts, saving: [finished])
         logger.info(
             before?.finished == true ? "workout changed" : "workout finished",
-            metadata: ["id": "\(finished.id)", "version": "\(outcome.version)", "sport": "\(finished.sport)", "distance_m": "\(Int(finished.distanceM))"])
+            metadata: ["id": "\(finished.id)", "version": "\(version)", "sport": "\(finished.sport)", "distance_m": "\(Int(finished.distanceM))"])
         if let saved = try await store.workout(id: finished.id) { try await gear.workoutFinished(saved) }
         await workoutsChanged(finished.startMs)
     }
