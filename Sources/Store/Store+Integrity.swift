@@ -3,14 +3,14 @@ import Foundation
 /// A damaged file is found at start (`openChecked`), or in the background for a file too large
 /// to check then (`fullCheck`, `markDamaged`), and moved aside, never repaired in place.
 extension Store {
-    /// Opens, sets the pragmas, and checks the file: all of it up to `fullCheckMaxBytes`, else
-    /// the small tables the agent cannot run without. A damaged file throws a `corrupt` SQLiteError.
-    /// Returns the connection and whether the whole file was checked.
     /// The writer's page cache. Its writes append at the right edge of the tables and the time
     /// indexes, a few pages deep; SQLite's default of 2 000 KiB was the largest single item of
     /// the agent's heap after a backlog (heaptrack: 2.4 of 12.2 MiB at 100 000 notifications).
     static let writerCacheKiB = 512
 
+    /// Opens, sets the pragmas, and checks the file: all of it up to `fullCheckMaxBytes`, else
+    /// the small tables the agent cannot run without. A damaged file throws a `corrupt` SQLiteError.
+    /// Returns the connection and whether the whole file was checked.
     static func openChecked(path: String, synchronous: Synchronous, fullCheckMaxBytes: Int64) throws -> (SQLiteConnection, Bool) {
         let connection = try SQLiteConnection(path: path)
         // Both only take effect on a new, empty file, and must come before WAL mode fixes its
