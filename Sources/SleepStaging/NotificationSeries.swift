@@ -1,13 +1,13 @@
-/// One strap's heart-rate notifications, oldest first, kept compactly: about 12 bytes a
-/// notification (time, bpm, valid, and its RR intervals in one flat array) where an array per
-/// notification costs a heap block each. What a night is classified from: the agent keeps one
+/// One strap's heart-rate notifications, oldest first, kept compactly: about 13 bytes a
+/// notification (its time as an offset, bpm, valid, and its RR intervals in one flat array) where
+/// an array per notification costs a heap block each. What a night is classified from: the agent keeps one
 /// per sensor while a night's rows arrive and folds in only the new ones (issue 32).
 ///
 /// Concrete on purpose: the classifier's loops over a night's ~100 000 notifications run here,
 /// specialised, not through generic sequences resolved at run time.
 public struct NotificationSeries: Sendable, Equatable {
     public let sensor: String
-    public private(set) var timesMs: [Int64] = []
+    public private(set) var timesMs = NotificationTimes()
     public private(set) var bpm: [UInt16] = []
     public private(set) var valid: [Bool] = []
     /// `rr[rrEnds[i - 1] ..< rrEnds[i]]` are notification i's RR intervals (1/1024 s).
@@ -20,10 +20,10 @@ public struct NotificationSeries: Sendable, Equatable {
     public var count: Int { timesMs.count }
     public var indices: Range<Int> { timesMs.indices }
 
-    /// False, and nothing added, for a notification older than the newest one kept.
+    /// False, and nothing added, for a notification older than the newest one kept (or over 49
+    /// days after the first: `NotificationTimes`).
     public mutating func append(timeMs: Int64, bpm: Int, valid: Bool, rr1024: [Int]) -> Bool {
-        if let last = timesMs.last, timeMs < last { return false }
-        timesMs.append(timeMs)
+        guard timesMs.append(timeMs) else { return false }
         self.bpm.append(UInt16(clamping: bpm))
         self.valid.append(valid)
         // 0x2A37 carries uint16 RR values: they fit.

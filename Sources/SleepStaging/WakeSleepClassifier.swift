@@ -46,19 +46,25 @@ public enum WakeSleepClassifier {
 
     /// The same from the recording's epoch vectors, one per epoch in order (kept ones reused: the
     /// bidirectional network still reads the whole night, which is the cheap part).
-    public static func classify(_ recording: SleepRecording, vectors: [EpochFeatureVector]) -> [SleepEpoch] {
-        let features = SleepFeatures(recording, vectors: vectors)
+    ///
+    /// Both are consumed: the beats and the vectors are let go once the features are made, before
+    /// the network runs, where the caller gives them up (`consume`; issue 32).
+    public static func classify(_ recording: consuming SleepRecording, vectors: consuming [EpochFeatureVector]) -> [SleepEpoch] {
+        let startUnix = recording.startUnix
+        let validBeats = vectors.map(\.validBeats)
+        // An initializer takes its arguments owned: they go with it.
+        let features = SleepFeatures(consume recording, vectors: consume vectors)
         let probabilities = WakeSleepNetwork.wsGruMesa.probabilities(features: features.values, epochs: features.epochCount)
         return probabilities.enumerated().map { epoch, p in
             // argmax, the first of equals as numpy's.
             var best = 0
             for index in 1..<p.count where p[index] > p[best] { best = index }
             return SleepEpoch(
-                start: recording.startUnix + Double(epoch * SleepEpoch.seconds),
+                start: startUnix + Double(epoch * SleepEpoch.seconds),
                 stage: SleepEpoch.Stage(rawValue: best) ?? .undefined,
                 sleepProbability: p[SleepEpoch.Stage.sleep.rawValue],
                 wakeProbability: p[SleepEpoch.Stage.wake.rawValue],
-                validBeats: vectors[epoch].validBeats)
+                validBeats: validBeats[epoch])
         }
     }
 

@@ -137,4 +137,26 @@ struct FeaturePartsTests {
         let expected = bias.map { exp($0) / bias.map { exp($0) }.reduce(0, +) }
         #expect(zip(with[3], expected).allSatisfy { abs($0 - $1) < 1e-12 })
     }
+
+    @Test("a night's few missing epochs at both ends are computed an hour's span at a time, bit for bit as all epochs are")
+    func spreadEpochsAreChunkedBySpan() throws {
+        let night = AssembledNight.beatTimesMs(hourIntervalsMs: NSRFixture.shared.intervalsMs).map { Double($0) / 1000 }
+        let rr = try RRSeries(heartbeatTimes: night)
+        let epochs = rr.epochCount
+        // The epochs a cached night misses: its first few and its last few.
+        let wanted = Array(0..<4) + Array((epochs - 12)..<epochs)
+        let runs = EpochFeatures.spans(of: wanted)
+        #expect(runs.count == 2, "the two ends are two runs, not one over the whole night: \(runs.map { [$0.first, $0.last] })")
+        #expect(runs.allSatisfy { ($0.max() ?? 0) - ($0.min() ?? 0) < EpochFeatures.epochsPerResample })
+        #expect(Array(runs.joined()) == wanted, "the runs keep the wanted epochs and their order")
+
+        let all = EpochFeatures.compute(rr, epochs: Array(0..<epochs))
+        let some = EpochFeatures.compute(rr, epochs: wanted)
+        #expect(some.count == wanted.count)
+        for (vector, epoch) in zip(some, wanted) {
+            #expect(vector.isIdentical(to: all[epoch]), "epoch \(epoch) as in the whole night's computation")
+        }
+        #expect(EpochFeatures.spans(of: []).isEmpty)
+        #expect(EpochFeatures.spans(of: [500, 3, 7]).map(Array.init) == [[500], [3, 7]], "out of order: a run per place")
+    }
 }

@@ -101,4 +101,19 @@ struct RRSeriesBuilderTests {
         builder.add(HeartRateNotification(timeMs: 10_000, rr1024: [1024]))
         #expect(throws: SleepStagingError.self) { try builder.recording(startUnix: 100, utcOffsetSeconds: 0) }
     }
+
+    @Test("a recording built onto the epoch grid is the recording moved onto it afterwards, bit for bit")
+    func builtOnTheGridEqualsAligned() throws {
+        // The real hour moved off the 30-s grid by 7.3 s, and by nothing.
+        for shiftMs in [Int64(7_300), 0] {
+            var builder = RRSeriesBuilder()
+            builder.add(contentsOf: NSRFixture.shared.notifications.map { HeartRateNotification(timeMs: $0.timeMs + shiftMs, rr1024: $0.rr1024, valid: $0.valid) })
+            let aligned = try builder.recording(utcOffsetSeconds: 3600).alignedToEpochGrid()
+            let built = try builder.recording(utcOffsetSeconds: 3600, onEpochGrid: true)
+            #expect(built.startUnix == aligned.startUnix && built.startUnix.truncatingRemainder(dividingBy: 30) == 0)
+            #expect(built.utcOffsetSeconds == aligned.utcOffsetSeconds)
+            #expect(built.rr.endTimes.map(\.bitPattern) == aligned.rr.endTimes.map(\.bitPattern), "shift \(shiftMs) ms")
+            #expect(built.rr.intervals.map(\.bitPattern) == aligned.rr.intervals.map(\.bitPattern))
+        }
+    }
 }

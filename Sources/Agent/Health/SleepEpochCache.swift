@@ -51,7 +51,7 @@ final class SleepEpochCache {
     ) -> [SleepEpoch] {
         guard let (recording, vectors) = vectors(of: samples, segment, timeZone: timeZone, gapLimitMs: gapLimitMs, subject: subject)
         else { return [] }
-        return WakeSleepClassifier.classify(recording, vectors: vectors)
+        return WakeSleepClassifier.classify(consume recording, vectors: consume vectors)
     }
 
     /// Computes and keeps the vectors of the segment's complete epochs that are not kept yet, and
@@ -88,20 +88,15 @@ final class SleepEpochCache {
     /// beat's window (the model's 240-s lookback and the epoch itself) with a slot to spare.
     static let tailContextS: Int64 = 600
 
-    /// The segment's beats as a recording on the epoch grid. The builder's runs are let go before
-    /// the grid's copy is made and the features computed: held beside them, a night's beats were
-    /// in memory four times over (issue 32).
+    /// The segment's beats as a recording on the epoch grid, moved there in place: the builder's
+    /// runs are let go before the features are computed, and no second copy of the beat times is
+    /// made (held beside each other, a night's beats were in memory four times over; issue 32).
     private static func recording(
         of samples: NightSamples.Series, _ segment: Range<Int>, gapLimitMs: Int64, utcOffsetSeconds: Int, subject: SubjectData
     ) -> SleepRecording? {
-        let unaligned: SleepRecording
-        do {
-            var builder = RRSeriesBuilder(gapLimitMs: gapLimitMs)
-            builder.add(samples, segment)
-            guard let built = try? builder.recording(utcOffsetSeconds: utcOffsetSeconds, subject: subject) else { return nil }
-            unaligned = built
-        }
-        return try? unaligned.alignedToEpochGrid()
+        var builder = RRSeriesBuilder(gapLimitMs: gapLimitMs)
+        builder.add(samples, segment)
+        return try? builder.recording(utcOffsetSeconds: utcOffsetSeconds, subject: subject, onEpochGrid: true)
     }
 
     /// The segment's recording on the grid and its epochs' vectors: kept ones where their inputs

@@ -53,9 +53,10 @@ public enum EpochFeatures {
         vectors.reserveCapacity(wanted.count)
         // The 4 Hz series a chunk of epochs at a time: a grid point's value depends on nothing
         // but its place, so a chunk's series is the whole night's, bit for bit, and a night's
-        // 4 Hz series (two arrays of 2 MiB for 18 hours) is never held whole.
-        for chunkStart in stride(from: 0, to: wanted.count, by: epochsPerResample) {
-            let chunk = wanted[chunkStart..<min(chunkStart + epochsPerResample, wanted.count)]
+        // 4 Hz series (2 MiB for 18 hours) is never held whole. A chunk spans at most
+        // `epochsPerResample` epochs, not that many of the wanted: a night's few missing epochs
+        // lie at both of its ends, and one chunk over them all was the whole night again.
+        for chunk in spans(of: wanted) {
             guard let first = chunk.min(), let last = chunk.max() else { continue }
             let resampled = FrequencyDomainFeatures.resample(
                 nn: nn, times: rr.endTimes, epochs: epochs, lookback: Archive.lookbackSeconds, lookforward: Archive.lookforwardSeconds,
@@ -71,6 +72,25 @@ public enum EpochFeatures {
 
     /// Epochs whose 4 Hz series is built at once: an hour (14 400 points and a window's 2 040).
     static let epochsPerResample = 120
+
+    /// `wanted` cut, in its order, into runs whose epochs lie within `epochsPerResample` of the
+    /// run's smallest and largest.
+    static func spans(of wanted: [Int]) -> [ArraySlice<Int>] {
+        var runs: [ArraySlice<Int>] = []
+        var start = 0
+        var (low, high) = (Int.max, Int.min)
+        for (index, epoch) in wanted.enumerated() {
+            let (newLow, newHigh) = (min(low, epoch), max(high, epoch))
+            if index > start, newHigh - newLow >= epochsPerResample {
+                runs.append(wanted[start..<index])
+                (start, low, high) = (index, epoch, epoch)
+            } else {
+                (low, high) = (newLow, newHigh)
+            }
+        }
+        if start < wanted.count { runs.append(wanted[start...]) }
+        return runs
+    }
 }
 
 /// 64-bit FNV-1a, byte by byte over little-endian words.

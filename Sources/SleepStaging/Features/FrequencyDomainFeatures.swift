@@ -35,8 +35,8 @@ enum FrequencyDomainFeatures {
         let step = Int(samplingHz * Double(SleepEpoch.seconds))
         let length = Int(Double(lookback + lookforward) * samplingHz)
         let points = only.map { min($0.lowerBound * step, gridCount)..<min($0.upperBound * step + length, gridCount) } ?? 0..<gridCount
-        let grid = points.map { gridStart + Double($0) * delta }
-        return interpolate(grid, times, nn)
+        // The grid's points as they are read: an array of them was as large as the series.
+        return interpolate(points.lazy.map { gridStart + Double($0) * delta }, times, nn)
     }
 
     /// The seven features of one epoch from its window of the resampled series (`resample`).
@@ -75,7 +75,7 @@ enum FrequencyDomainFeatures {
 
     /// `np.interp(x, xp, fp)` (with its exact-hit and NaN rules), NaN outside `[xp₀, xp_last]` as
     /// `interp1d(bounds_error=False)` fills it.
-    static func interpolate(_ x: [Double], _ xp: [Double], _ fp: [Double]) -> [Double] {
+    static func interpolate<Points: Collection<Double>>(_ x: Points, _ xp: [Double], _ fp: [Double]) -> [Double] {
         guard let first = xp.first, let last = xp.last, xp.count >= 2 else {
             return Array(repeating: .nan, count: x.count)
         }

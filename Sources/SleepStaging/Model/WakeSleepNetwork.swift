@@ -51,36 +51,45 @@ struct WakeSleepNetwork: Sendable {
     /// Class probabilities per epoch: [UNDEFINED, SLEEP, WAKE] (sleepecg's `wake-sleep` labels).
     /// - Parameter features: epochs × 36, row-major; non-finite values become the mask value -1
     ///   as in `sleepecg.stage()`.
+    ///
+    /// The dense layer's output of an epoch is made when a GRU reads it, and each bidirectional
+    /// layer writes one flat array: held for the night, the 64 values per epoch and an array per
+    /// epoch and layer were the largest part of a night's classification (issue 32). The
+    /// arithmetic is the same, value for value.
     func probabilities(features: [Double], epochs: Int) -> [[Double]] {
         let width = Self.inputWidth
         let maskValue = Float(WsGruMesaArchive.maskValue)
-        var hidden: [[Double]] = []
-        var mask: [Bool] = []
-        hidden.reserveCapacity(epochs)
-        for epoch in 0..<epochs {
-            let row = (0..<width).map { index -> Float in
+        func row(_ epoch: Int) -> [Float] {
+            (0..<width).map { index -> Float in
                 let value = features[epoch * width + index]
                 return value.isFinite ? Float(value) : maskValue
             }
-            let keep = row.contains { $0 != maskValue }
-            mask.append(keep)
-            // Masking zeroes a masked step's inputs; the layers after it still run on it.
-            let normalized = (0..<width).map { index in
-                (keep ? Double(row[index]) : 0) * normalizeScale[index] + normalizeShift[index]
-            }
-            hidden.append(dense.apply(normalized).map { max(0, $0) })
         }
-        let first = Self.bidirectional(gru1, hidden, mask)
-        let second = Self.bidirectional(gru2, first, mask)
-        return second.map { softmax(output.apply($0)) }
+        let mask = (0..<epochs).map { epoch in row(epoch).contains { $0 != maskValue } }
+        // Masking zeroes a masked step's inputs; the GRUs skip it (nothing reads its dense output).
+        func hidden(_ epoch: Int) -> [Double] {
+            let inputs = row(epoch)
+            let normalized = (0..<width).map { index in Double(inputs[index]) * normalizeScale[index] + normalizeShift[index] }
+            return dense.apply(normalized).map { max(0, $0) }
+        }
+        let first = Self.bidirectional(gru1, count: epochs, input: hidden, mask)
+        let second = Self.bidirectional(gru2, count: epochs, input: { Array(first[($0 * Self.pairWidth)..<(($0 + 1) * Self.pairWidth)]) }, mask)
+        return (0..<epochs).map { epoch in
+            softmax(output.apply(Array(second[(epoch * Self.pairWidth)..<((epoch + 1) * Self.pairWidth)])))
+        }
     }
 
+    /// A bidirectional layer's output per epoch: the forward GRU's 8 values, then the backward's.
+    static let pairWidth = 2 * GRULayer.units
+
+    /// Epochs × `pairWidth`, row-major; a masked epoch's row is zeros.
     private static func bidirectional(
-        _ layers: (forward: GRULayer, backward: GRULayer), _ inputs: [[Double]], _ mask: [Bool]
-    ) -> [[Double]] {
-        let forward = layers.forward.run(inputs, mask, order: Array(inputs.indices))
-        let backward = layers.backward.run(inputs, mask, order: Array(inputs.indices.reversed()))
-        return zip(forward, backward).map { $0 + $1 }
+        _ layers: (forward: GRULayer, backward: GRULayer), count: Int, input: (Int) -> [Double], _ mask: [Bool]
+    ) -> [Double] {
+        var outputs = [Double](repeating: 0, count: count * pairWidth)
+        layers.forward.run(count: count, input: input, mask, forwards: true, into: &outputs, column: 0, stride: pairWidth)
+        layers.backward.run(count: count, input: input, mask, forwards: false, into: &outputs, column: GRULayer.units, stride: pairWidth)
+        return outputs
     }
 
     private func softmax(_ logits: [Double]) -> [Double] {
@@ -133,13 +142,18 @@ struct GRULayer: Sendable {
         recurrentBias = Array(bias[(3 * units)...])
     }
 
-    /// Runs over `order` (forwards or backwards); outputs are indexed like `inputs`.
-    func run(_ inputs: [[Double]], _ mask: [Bool], order: [Int]) -> [[Double]] {
+    /// Runs over the `count` steps forwards or backwards, reading step i's input as `input(i)`;
+    /// step i's output goes to `outputs[i * stride + column ..< + units]` (left as it is for a
+    /// masked step).
+    func run(
+        count: Int, input: (Int) -> [Double], _ mask: [Bool], forwards: Bool, into outputs: inout [Double], column: Int, stride: Int
+    ) {
         let units = Self.units
         var state = [Double](repeating: 0, count: units)
-        var outputs = [[Double]](repeating: [Double](repeating: 0, count: units), count: inputs.count)
-        for step in order where mask[step] {
-            let x = input.apply(inputs[step])
+        for position in 0..<count {
+            let step = forwards ? position : count - 1 - position
+            guard mask[step] else { continue }
+            let x = self.input.apply(input(step))
             var inner = recurrentBias
             for row in 0..<units {
                 let h = state[row]
@@ -154,9 +168,8 @@ struct GRULayer: Sendable {
                 next[unit] = z * state[unit] + (1 - z) * candidate
             }
             state = next
-            outputs[step] = state
+            for unit in 0..<units { outputs[step * stride + column + unit] = state[unit] }
         }
-        return outputs
     }
 
     private func sigmoid(_ x: Double) -> Double { 1 / (1 + exp(-x)) }

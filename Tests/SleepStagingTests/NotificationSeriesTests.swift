@@ -1,0 +1,39 @@
+import Testing
+
+@testable import SleepStaging
+
+/// The compact series a night is classified from (issue 32): times kept as offsets from the first.
+@Suite("Notification series")
+struct NotificationSeriesTests {
+    @Test("times come back as appended; an older time, or one over 49 days after the first, is refused and changes nothing")
+    func timesRoundTrip() {
+        var series = NotificationSeries(sensor: "h10")
+        let start: Int64 = 1_795_208_400_123
+        let times = [start, start, start + 1, start + 86_400_000, start + 86_400_000 + 999]
+        for (index, time) in times.enumerated() {
+            let added = series.append(timeMs: time, bpm: 60 + index, valid: true, rr1024: [1000, 1010])
+            #expect(added)
+        }
+        #expect(Array(series.timesMs) == times)
+        #expect(series.timesMs.last == times.last)
+        #expect(Array(series.timesMs[1..<3]) == [start, start + 1], "a slice reads the same times")
+
+        let older = series.append(timeMs: start + 5, bpm: 70, valid: true, rr1024: [])
+        #expect(!older, "older than the newest")
+        let tooLate = series.append(timeMs: start + Int64(UInt32.max) + 1, bpm: 70, valid: true, rr1024: [900])
+        #expect(!tooLate, "past what an offset holds")
+        #expect(series.count == times.count && series.validCount == times.count, "nothing added by a refused notification")
+        let lastHeld = series.append(timeMs: start + Int64(UInt32.max), bpm: 70, valid: false, rr1024: [900])
+        #expect(lastHeld, "the last millisecond an offset holds")
+        #expect(series.timesMs.last == start + Int64(UInt32.max))
+        #expect(series.rrIntervals(at: 5) == [900] && series.rrIntervals(at: 0) == [1000, 1010])
+    }
+
+    @Test("a series may start at any time, negative included")
+    func negativeStart() {
+        var series = NotificationSeries(sensor: "h10")
+        let added = [series.append(timeMs: -5_000, bpm: 50, valid: true, rr1024: []), series.append(timeMs: 2_000, bpm: 50, valid: true, rr1024: [])]
+        #expect(added == [true, true])
+        #expect(Array(series.timesMs) == [-5_000, 2_000])
+    }
+}
