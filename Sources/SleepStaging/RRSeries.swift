@@ -36,6 +36,15 @@ public struct RRSeries: Sendable {
         try self.init(intervals: intervals, endTimes: Array(heartbeatTimes.dropFirst()))
     }
 
+    /// No beats: what a recording keeps once its epochs' features are made, for the network needs
+    /// only its start and subject (`SleepEpochCache`; issue 32).
+    public static let none = RRSeries(checkedIntervals: [], endTimes: [])
+
+    private init(checkedIntervals intervals: [Double], endTimes: [Double]) {
+        self.intervals = intervals
+        self.endTimes = endTimes
+    }
+
     /// The time the last interval ended: sleepecg's record duration when it has no sleep stages.
     public var duration: Double { endTimes.last ?? 0 }
 

@@ -99,9 +99,9 @@ final class SleepEpochCache {
         return try? builder.recording(utcOffsetSeconds: utcOffsetSeconds, subject: subject, onEpochGrid: true)
     }
 
-    /// The segment's recording on the grid and its epochs' vectors: kept ones where their inputs
-    /// match, the others computed (`onlyComplete`: only those whose window is complete; the
-    /// vectors are then not the whole recording's).
+    /// The segment's recording on the grid, without its beats (`RRSeries.none`), and its epochs'
+    /// vectors: kept ones where their inputs match, the others computed (`onlyComplete`: only
+    /// those whose window is complete, and nothing is returned).
     private func vectors(
         of samples: NightSamples.Series, _ segment: Range<Int>, timeZone: TimeZone, gapLimitMs: Int64, subject: SubjectData,
         onlyComplete: Bool = false, offsetAt offsetIndex: Int? = nil, firstEpochS: Int64? = nil
@@ -110,7 +110,7 @@ final class SleepEpochCache {
         // The zone's offset where the whole segment starts, also for its tail.
         let firstBeat = Date(unixMs: samples.timesMs[offsetIndex ?? first])
         guard
-            let recording = Self.recording(
+            var recording = Self.recording(
                 of: samples, segment, gapLimitMs: gapLimitMs, utcOffsetSeconds: timeZone.secondsFromGMT(for: firstBeat), subject: subject)
         else { return nil }
         let inputs = EpochFeatures.inputs(of: recording)
@@ -136,6 +136,9 @@ final class SleepEpochCache {
         computed += missing.count
         // Preparing: the kept vectors are not decoded, nothing is classified.
         guard !onlyComplete else { return nil }
+        // The beats are done with: held beside the decoded vectors, the features and the network,
+        // a night's were the largest part of its classification (issue 32).
+        recording.rr = .none
         var vectors: [EpochFeatureVector] = []
         vectors.reserveCapacity(inputs.count)
         for epoch in inputs.indices {

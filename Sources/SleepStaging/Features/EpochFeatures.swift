@@ -41,9 +41,6 @@ public enum EpochFeatures {
     public static func compute(_ rr: RRSeries, epochs wanted: [Int]) -> [EpochFeatureVector] {
         let epochs = rr.epochCount
         guard !wanted.isEmpty, epochs > 0 else { return [] }
-        let nn = rr.intervals.map { value in
-            value < Archive.minRRSeconds || value > Archive.maxRRSeconds ? Double.nan : value
-        }
         let windows = SleepFeatures.windows(
             times: rr.endTimes, epochs: epochs, lookback: Archive.lookbackSeconds, lookforward: Archive.lookforwardSeconds)
         let spectrum = FrequencyDomainFeatures.EpochSpectrum(
@@ -58,12 +55,22 @@ public enum EpochFeatures {
         // lie at both of its ends, and one chunk over them all was the whole night again.
         for chunk in spans(of: wanted) {
             guard let first = chunk.min(), let last = chunk.max() else { continue }
+            // The chunk's beats, with the one before its first window and the one after its last:
+            // every grid point of the chunk lies between two of them, as it does in the whole
+            // night's, so the interpolation is the same. A copy of the night's cleaned intervals
+            // was as large as its beats.
+            let beatsFrom = max(windows[first].lowerBound - 1, 0)
+            let beatsTo = min(windows[last].upperBound + 1, rr.endTimes.count)
+            let nn = rr.intervals[beatsFrom..<beatsTo].map { value in
+                value < Archive.minRRSeconds || value > Archive.maxRRSeconds ? Double.nan : value
+            }
             let resampled = FrequencyDomainFeatures.resample(
-                nn: nn, times: rr.endTimes, epochs: epochs, lookback: Archive.lookbackSeconds, lookforward: Archive.lookforwardSeconds,
-                only: first...last)
+                nn: nn, times: Array(rr.endTimes[beatsFrom..<beatsTo]), epochs: epochs, lookback: Archive.lookbackSeconds,
+                lookforward: Archive.lookforwardSeconds, only: first...last)
             for epoch in chunk {
+                let window = (windows[epoch].lowerBound - beatsFrom)..<(windows[epoch].upperBound - beatsFrom)
                 vectors.append(EpochFeatureVector(
-                    values: TimeDomainFeatures.epoch(nn[windows[epoch]]) + spectrum.features(epoch: epoch, resampled: resampled, firstEpoch: first),
+                    values: TimeDomainFeatures.epoch(nn[window]) + spectrum.features(epoch: epoch, resampled: resampled, firstEpoch: first),
                     windowIntervals: windows[epoch].count, validBeats: beats[epoch]))
             }
         }
