@@ -24,11 +24,11 @@ public struct NotificationSeries: Sendable, Equatable {
     /// days after the first: `NotificationTimes`).
     public mutating func append(timeMs: Int64, bpm: Int, valid: Bool, rr1024: [Int]) -> Bool {
         guard timesMs.append(timeMs) else { return false }
-        self.bpm.append(UInt16(clamping: bpm))
-        self.valid.append(valid)
+        self.bpm.appendGrowingGently(UInt16(clamping: bpm))
+        self.valid.appendGrowingGently(valid)
         // 0x2A37 carries uint16 RR values: they fit.
-        for interval in rr1024 { rr.append(UInt16(clamping: interval)) }
-        rrEnds.append(Int32(rr.count))
+        for interval in rr1024 { rr.appendGrowingGently(UInt16(clamping: interval)) }
+        rrEnds.appendGrowingGently(Int32(rr.count))
         if valid { validCount += 1 }
         return true
     }

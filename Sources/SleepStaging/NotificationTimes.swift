@@ -19,11 +19,11 @@ public struct NotificationTimes: RandomAccessCollection, Sendable, Equatable {
     mutating func append(_ timeMs: Int64) -> Bool {
         guard let newest = last else {
             first = timeMs
-            offsets.append(0)
+            offsets.appendGrowingGently(0)
             return true
         }
         guard timeMs >= newest, let offset = UInt32(exactly: timeMs - first) else { return false }
-        offsets.append(offset)
+        offsets.appendGrowingGently(offset)
         return true
     }
 }

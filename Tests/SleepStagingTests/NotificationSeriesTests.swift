@@ -36,4 +36,23 @@ struct NotificationSeriesTests {
         #expect(added == [true, true])
         #expect(Array(series.timesMs) == [-5_000, 2_000])
     }
+
+    @Test("a series' arrays grow by an eighth, not double: a night of notifications holds at most an eighth more than it keeps")
+    func gentleGrowth() {
+        var values: [UInt32] = []
+        var worst = 0.0
+        for value in 0..<200_000 {
+            values.appendGrowingGently(UInt32(value))
+            if values.count > 40_000 { worst = max(worst, Double(values.capacity) / Double(values.count)) }
+        }
+        #expect(values == Array(0..<200_000), "the values appended, in order")
+        #expect(worst <= 1.15, "room for at most an eighth more (and malloc's rounding): \(worst)")
+        var doubled: [UInt32] = []
+        var doubledWorst = 0.0
+        for value in 0..<200_000 {
+            doubled.append(UInt32(value))
+            if doubled.count > 40_000 { doubledWorst = max(doubledWorst, Double(doubled.capacity) / Double(doubled.count)) }
+        }
+        #expect(doubledWorst > 1.9, "what append alone holds, for comparison: \(doubledWorst)")
+    }
 }

@@ -21,7 +21,7 @@ import TestKit
 /// `KEEPALIVE_BENCH_QUERY_DAYS=30` spreads the queries after the first over the 30 days up to
 /// yesterday (a backlog of 1 000 000 notifications covers six of them).
 /// `KEEPALIVE_BENCH_SLOW_CORE=1` runs both agents and their command lines on one core at a 25 %
-/// quota (`SlowCore`).
+/// quota (`SlowCore`). Each binary is read from disk when launched, as after boot (`ColdBinary`).
 enum BacklogQueryBench {
     struct Figures {
         var storeSeconds = 0.0
@@ -94,6 +94,7 @@ enum BacklogQueryBench {
             burst = 10000
             """)
         let command = slow ? try SlowCore.wrap(binary, ["run", "--config", config]) : (binary, ["run", "--config", config])
+        ColdBinary.evict(binary)
         let launched = DispatchTime.now()
         let agent = try ManagedProcess(
             name: "keepalive", executable: command.0, arguments: command.1, environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "1"])
@@ -147,6 +148,7 @@ enum BacklogQueryBench {
         -> (Double, Double)
     {
         let command = slow ? try SlowCore.wrap(binary, arguments) : (binary, arguments)
+        ColdBinary.evict(binary)
         let script = """
             import resource, subprocess, sys, time
             start = time.monotonic()
