@@ -15,7 +15,7 @@ public enum EpochHeartRate {
     public static func perEpoch(_ epochs: [SleepEpoch], series: NotificationSeries) -> [Double?] {
         let times = series.timesMs
         return perEpoch(
-            epochs, notifications: series.indices.lazy.filter { series.valid[$0] }.map { (time: Double(times[$0]) / 1000, rr1024: series.rrSlice(at: $0)) })
+            epochs, notifications: series.indices.lazy.filter { series.isValid(at: $0) }.map { (time: Double(times[$0]) / 1000, rr1024: series.rrSlice(at: $0)) })
     }
 
     private static func perEpoch<Notifications: Sequence, Intervals: Collection>(

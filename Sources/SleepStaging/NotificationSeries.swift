@@ -1,6 +1,6 @@
-/// One strap's heart-rate notifications, oldest first, kept compactly: about 13 bytes a
-/// notification (its time as an offset, bpm, valid, and its RR intervals in one flat array) where
-/// an array per notification costs a heap block each. What a night is classified from: the agent keeps one
+/// One strap's heart-rate notifications, oldest first, kept compactly: about 11 bytes a
+/// notification (its time as an offset, its rate and validity in one byte, and its RR intervals
+/// in one flat array) where an array per notification costs a heap block each. What a night is classified from: the agent keeps one
 /// per sensor while a night's rows arrive and folds in only the new ones (issue 32).
 ///
 /// Concrete on purpose: the classifier's loops over a night's ~100 000 notifications run here,
@@ -8,8 +8,10 @@
 public struct NotificationSeries: Sendable, Equatable {
     public let sensor: String
     public private(set) var timesMs = NotificationTimes()
-    public private(set) var bpm: [UInt16] = []
-    public private(set) var valid: [Bool] = []
+    /// A valid notification's heart rate (25–250 bpm by the agent's rule; kept within 1–255),
+    /// 0 for one the agent judged invalid: validity and rate in one byte. An invalid
+    /// notification's rate is never read.
+    private var validBPM: [UInt8] = []
     /// `rr[rrEnds[i - 1] ..< rrEnds[i]]` are notification i's RR intervals (1/1024 s).
     private var rrEnds: [Int32] = []
     private var rr: [UInt16] = []
@@ -24,14 +26,19 @@ public struct NotificationSeries: Sendable, Equatable {
     /// days after the first: `NotificationTimes`).
     public mutating func append(timeMs: Int64, bpm: Int, valid: Bool, rr1024: [Int]) -> Bool {
         guard timesMs.append(timeMs) else { return false }
-        self.bpm.appendGrowingGently(UInt16(clamping: bpm))
-        self.valid.appendGrowingGently(valid)
+        validBPM.appendGrowingGently(valid ? UInt8(clamping: max(bpm, 1)) : 0)
         // 0x2A37 carries uint16 RR values: they fit.
         for interval in rr1024 { rr.appendGrowingGently(UInt16(clamping: interval)) }
         rrEnds.appendGrowingGently(Int32(rr.count))
         if valid { validCount += 1 }
         return true
     }
+
+    /// Whether notification `index` was valid (skin contact, a plausible rate).
+    public func isValid(at index: Int) -> Bool { validBPM[index] != 0 }
+
+    /// Notification `index`'s heart rate, nil where it was not valid.
+    public func bpm(at index: Int) -> Int? { validBPM[index] == 0 ? nil : Int(validBPM[index]) }
 
     public func rrIntervals(at index: Int) -> [Int] { rrSlice(at: index).map(Int.init) }
 

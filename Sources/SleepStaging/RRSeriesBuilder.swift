@@ -75,7 +75,7 @@ public struct RRSeriesBuilder: Sendable {
     /// of them).
     public mutating func add(_ series: NotificationSeries, _ range: Range<Int>) {
         for index in range {
-            append(timeMs: series.timesMs[index], rr1024: series.rrSlice(at: index), valid: series.valid[index])
+            append(timeMs: series.timesMs[index], rr1024: series.rrSlice(at: index), valid: series.isValid(at: index))
         }
     }
 

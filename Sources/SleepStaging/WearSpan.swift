@@ -21,7 +21,7 @@ public struct WearSpan: Sendable, Equatable {
 
     /// The same from a strap's compact series: worn is valid with RR intervals.
     public static func spans(_ series: NotificationSeries) -> [WearSpan] {
-        spans(of: series.indices.lazy.map { (time: Double(series.timesMs[$0]) / 1000, worn: series.valid[$0] && series.hasRR(at: $0)) })
+        spans(of: series.indices.lazy.map { (time: Double(series.timesMs[$0]) / 1000, worn: series.isValid(at: $0) && series.hasRR(at: $0)) })
     }
 
     private static func spans(of notifications: some Sequence<(time: Double, worn: Bool)>) -> [WearSpan] {

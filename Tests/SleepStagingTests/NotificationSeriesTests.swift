@@ -27,6 +27,19 @@ struct NotificationSeriesTests {
         #expect(lastHeld, "the last millisecond an offset holds")
         #expect(series.timesMs.last == start + Int64(UInt32.max))
         #expect(series.rrIntervals(at: 5) == [900] && series.rrIntervals(at: 0) == [1000, 1010])
+        #expect((0..<5).map { series.bpm(at: $0) } == [60, 61, 62, 63, 64] && series.isValid(at: 0))
+        #expect(series.bpm(at: 5) == nil && !series.isValid(at: 5), "an invalid notification has no rate")
+    }
+
+    @Test("a valid notification keeps its rate and stays valid at any rate; an invalid one has none")
+    func rateAndValidity() {
+        var series = NotificationSeries(sensor: "h10")
+        for (time, bpm, valid) in [(Int64(0), 0, true), (1, 250, true), (2, 300, true), (3, 72, false)] {
+            _ = series.append(timeMs: time, bpm: bpm, valid: valid, rr1024: [])
+        }
+        #expect((0..<4).map { series.bpm(at: $0) } == [1, 250, 255, nil], "kept within 1–255: the agent's valid rates are 25–250")
+        #expect((0..<4).map { series.isValid(at: $0) } == [true, true, true, false])
+        #expect(series.validCount == 3)
     }
 
     @Test("a series may start at any time, negative included")

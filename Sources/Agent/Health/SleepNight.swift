@@ -73,11 +73,11 @@ struct SleepNight: Sendable, Equatable, Codable {
             var resting = RestingHeartRateWindow()
             var rmssd = RMSSDAccumulator()
             for index in samples.indices where times[index] >= from && times[index] < to {
-                guard samples.valid[index] else {
+                guard let bpm = samples.bpm(at: index) else {
                     rmssd.breakChain()
                     continue
                 }
-                resting.add(timeMs: times[index], bpm: Int(samples.bpm[index]), gapLimitMs: gapLimitMs)
+                resting.add(timeMs: times[index], bpm: bpm, gapLimitMs: gapLimitMs)
                 rmssd.add(rr1024: samples.rrIntervals(at: index), timeMs: times[index], gapLimitMs: gapLimitMs)
             }
             night.restingHR = resting.lowestMean
