@@ -1,6 +1,7 @@
-/// One strap's heart-rate notifications, oldest first, kept compactly: about 11 bytes a
-/// notification (its time as an offset, its rate and validity in one byte, and its RR intervals
-/// in one flat array) where an array per notification costs a heap block each. What a night is classified from: the agent keeps one
+/// One strap's heart-rate notifications, oldest first, kept compactly: about 9 bytes a
+/// notification (its time as an offset, its rate and validity in one byte, where its RR
+/// intervals end, and the intervals in one flat array) where an array per notification costs a
+/// heap block each. What a night is classified from: the agent keeps one
 /// per sensor while a night's rows arrive and folds in only the new ones (issue 32).
 ///
 /// Concrete on purpose: the classifier's loops over a night's ~100 000 notifications run here,
@@ -12,8 +13,11 @@ public struct NotificationSeries: Sendable, Equatable {
     /// 0 for one the agent judged invalid: validity and rate in one byte. An invalid
     /// notification's rate is never read.
     private var validBPM: [UInt8] = []
-    /// `rr[rrEnds[i - 1] ..< rrEnds[i]]` are notification i's RR intervals (1/1024 s).
-    private var rrEnds: [Int32] = []
+    /// Where notification i's RR intervals end in `rr`, as an offset from where its block of
+    /// `rrBlock` notifications starts (`rrBlockStarts`): 2 bytes a notification where an index
+    /// into `rr` takes 4. A block holds at most 128 × `maxRRPerNotification` intervals: they fit.
+    private var rrEnds: [UInt16] = []
+    private var rrBlockStarts: [Int32] = []
     private var rr: [UInt16] = []
     public private(set) var validCount = 0
 
@@ -27,9 +31,10 @@ public struct NotificationSeries: Sendable, Equatable {
     public mutating func append(timeMs: Int64, bpm: Int, valid: Bool, rr1024: [Int]) -> Bool {
         guard timesMs.append(timeMs) else { return false }
         validBPM.appendGrowingGently(valid ? UInt8(clamping: max(bpm, 1)) : 0)
+        if count % Self.rrBlock == 1 { rrBlockStarts.appendGrowingGently(Int32(clamping: rr.count)) }
         // 0x2A37 carries uint16 RR values: they fit.
-        for interval in rr1024 { rr.appendGrowingGently(UInt16(clamping: interval)) }
-        rrEnds.appendGrowingGently(Int32(rr.count))
+        for interval in rr1024.prefix(Self.maxRRPerNotification) { rr.appendGrowingGently(UInt16(clamping: interval)) }
+        rrEnds.appendGrowingGently(UInt16(rr.count - Int(rrBlockStarts[rrBlockStarts.count - 1])))
         if valid { validCount += 1 }
         return true
     }
@@ -54,5 +59,16 @@ public struct NotificationSeries: Sendable, Equatable {
         return sum
     }
 
-    private func rrRange(at index: Int) -> Range<Int> { (index == 0 ? 0 : Int(rrEnds[index - 1]))..<Int(rrEnds[index]) }
+    private func rrRange(at index: Int) -> Range<Int> {
+        let blockStart = Int(rrBlockStarts[index / Self.rrBlock])
+        let start = index % Self.rrBlock == 0 ? 0 : Int(rrEnds[index - 1])
+        return (blockStart + start)..<(blockStart + Int(rrEnds[index]))
+    }
+
+    /// Notifications per block of `rrEnds`.
+    static let rrBlock = 128
+    /// RR intervals kept of one notification: 0x2A37 fits at most 256 even in the largest ATT
+    /// packet (a strap sends one or two a second); more can only be a malformed bridge line,
+    /// whose intervals past this are left out of the night (the stored row keeps them all).
+    static let maxRRPerNotification = 511
 }

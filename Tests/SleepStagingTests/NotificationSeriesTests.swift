@@ -68,4 +68,23 @@ struct NotificationSeriesTests {
         }
         #expect(doubledWorst > 1.9, "what append alone holds, for comparison: \(doubledWorst)")
     }
+
+    @Test("every notification's RR intervals come back across blocks of ends, empty ones and the largest included")
+    func rrAcrossBlocks() {
+        var series = NotificationSeries(sensor: "h10")
+        var expected: [[Int]] = []
+        for index in 0..<1_000 {
+            // 0–3 intervals mostly; a full 511 now and then, so that blocks fill their 16-bit ends.
+            let count = index % 97 == 5 ? NotificationSeries.maxRRPerNotification : index % 4
+            let intervals = (0..<count).map { 600 + (index * 7 + $0) % 500 }
+            _ = series.append(timeMs: Int64(index) * 1000, bpm: 60, valid: true, rr1024: intervals)
+            expected.append(intervals)
+        }
+        let long = (0..<600).map { 700 + $0 }
+        _ = series.append(timeMs: 1_000_000, bpm: 60, valid: true, rr1024: long)
+        expected.append(Array(long.prefix(NotificationSeries.maxRRPerNotification)))
+        #expect(series.indices.map { series.rrIntervals(at: $0) } == expected)
+        #expect(series.indices.map { series.hasRR(at: $0) } == expected.map { !$0.isEmpty })
+        #expect(series.rrSum(at: 1_000) == expected[1_000].reduce(0, +), "a notification's intervals past 511 are left out")
+    }
 }
