@@ -3,7 +3,7 @@ import Store
 
 /// A night window's heart-rate notifications, by sensor, in time order, kept compactly: what
 /// `SleepNight` is computed from (times, bpm, valid, RR intervals; not the raw bytes, the
-/// receive time or the energy). About 11 bytes a notification where a `StoredHeartRate` holds
+/// receive time or the energy). About 9 bytes a notification where a `StoredHeartRate` holds
 /// ~140 and a heap block, so a running day can keep its night's window between queries and
 /// fold in only the rows stored since (issue 32).
 struct NightSamples: Sendable {
