@@ -31,7 +31,8 @@ public struct NotificationSeries: Sendable, Equatable {
     public mutating func append(timeMs: Int64, bpm: Int, valid: Bool, rr1024: [Int]) -> Bool {
         guard timesMs.append(timeMs) else { return false }
         validBPM.appendGrowingGently(valid ? UInt8(clamping: max(bpm, 1)) : 0)
-        if count % Self.rrBlock == 1 { rrBlockStarts.appendGrowingGently(Int32(clamping: rr.count)) }
+        // This notification (index `count - 1`) opens a block: where the block's intervals start.
+        if (count - 1) % Self.rrBlock == 0 { rrBlockStarts.appendGrowingGently(Int32(clamping: rr.count)) }
         // 0x2A37 carries uint16 RR values: they fit.
         for interval in rr1024.prefix(Self.maxRRPerNotification) { rr.appendGrowingGently(UInt16(clamping: interval)) }
         rrEnds.appendGrowingGently(UInt16(rr.count - Int(rrBlockStarts[rrBlockStarts.count - 1])))
