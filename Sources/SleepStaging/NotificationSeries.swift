@@ -68,8 +68,8 @@ public struct NotificationSeries: Sendable, Equatable {
 
     /// Notifications per block of `rrEnds`.
     static let rrBlock = 128
-    /// RR intervals kept of one notification: 0x2A37 fits at most 256 even in the largest ATT
-    /// packet (a strap sends one or two a second); more can only be a malformed bridge line,
-    /// whose intervals past this are left out of the night (the stored row keeps them all).
+    /// RR intervals kept of one notification. The agent never reaches it: a bridge message's
+    /// `raw` is at most 512 bytes (`HexBytes`), 255 intervals, and a strap sends one or two a
+    /// second. It bounds what other callers pass, so that a block's ends fit 16 bits.
     static let maxRRPerNotification = 511
 }
