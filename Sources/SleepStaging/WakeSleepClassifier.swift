@@ -39,9 +39,22 @@ public enum WakeSleepClassifier {
     /// The method's name, for the published `sleep.method`.
     public static let method = "sleepecg-ws-gru-mesa"
 
+    /// How an age or a sex nobody gave reaches the network.
+    public enum UnknownSubject: Sendable {
+        /// Missing, as in sleepecg 0.6.0: the mask value −1, an age and a gender the network never
+        /// saw in training (MESA's sleepers were 54–95 and every one's sex was known). On slpdb's
+        /// 11 whole nights without `[person]` the agent found 10, mean |TST error| 74.0 min.
+        case missing
+        /// The training data's mean, the batch normalisation's moving mean (66.2 years, gender
+        /// 0.46): the input the network reads as an average sleeper of its cohort. The same nights:
+        /// 11 of 11, 50.4 min (docs/sleep.md, "Without `[person]`").
+        case trainingMean
+    }
+
     /// Classifies every epoch of the recording: `int(last beat // 30)` epochs from its start.
-    public static func classify(_ recording: SleepRecording) -> [SleepEpoch] {
-        classify(recording, vectors: EpochFeatures.compute(recording.rr, epochs: Array(0..<recording.rr.epochCount)))
+    public static func classify(_ recording: SleepRecording, unknownSubject: UnknownSubject = .missing) -> [SleepEpoch] {
+        classify(recording, vectors: EpochFeatures.compute(recording.rr, epochs: Array(0..<recording.rr.epochCount)),
+                 unknownSubject: unknownSubject)
     }
 
     /// The same from the recording's epoch vectors, one per epoch in order (kept ones reused: the
@@ -49,11 +62,13 @@ public enum WakeSleepClassifier {
     ///
     /// Both are consumed: the beats and the vectors are let go once the features are made, before
     /// the network runs, where the caller gives them up (`consume`; issue 32).
-    public static func classify(_ recording: consuming SleepRecording, vectors: consuming [EpochFeatureVector]) -> [SleepEpoch] {
+    public static func classify(
+        _ recording: consuming SleepRecording, vectors: consuming [EpochFeatureVector], unknownSubject: UnknownSubject = .missing
+    ) -> [SleepEpoch] {
         let startUnix = recording.startUnix
         let validBeats = vectors.map(\.validBeats)
         // An initializer takes its arguments owned: they go with it.
-        let features = SleepFeatures(consume recording, vectors: consume vectors)
+        let features = SleepFeatures(consume recording, vectors: consume vectors, unknownSubject: unknownSubject.features)
         let probabilities = WakeSleepNetwork.wsGruMesa.probabilities(features: features.values, epochs: features.epochCount)
         return probabilities.enumerated().map { epoch, p in
             // argmax, the first of equals as numpy's.
@@ -76,5 +91,17 @@ public enum WakeSleepClassifier {
             if epoch < epochs { counts[epoch] += 1 }
         }
         return counts
+    }
+}
+
+extension WakeSleepClassifier.UnknownSubject {
+    /// The age and gender columns for a subject without them.
+    var features: (age: Double, gender: Double) {
+        switch self {
+        case .missing: (.nan, .nan)
+        case .trainingMean:
+            (WakeSleepNetwork.wsGruMesa.trainingMeans[SleepFeatures.ageColumn],
+             WakeSleepNetwork.wsGruMesa.trainingMeans[SleepFeatures.genderColumn])
+        }
     }
 }

@@ -255,17 +255,26 @@ extension SleepPublishingTests {
 /// scoring. The whole database is evaluated end to end by scripts/sleep-accuracy.py.
 @Suite("Sleep on a real scored night")
 struct SleepRealNightTests {
-    /// slp37's beats in a real store, its night as the agent finds it, and the record.
-    static func slp37(heartRateRule: Bool) async throws -> (night: SleepNight, record: SlpdbRecord) {
-        let record = try SlpdbRecord("slp37")
+    /// A record's beats in a real store, its night as the agent finds it, and the record. `person`:
+    /// `[person]` given from the record's header (age, sex), or left unset.
+    static func night(_ name: String, heartRateRule: Bool = true, person: Bool = true) async throws -> (night: SleepNight, record: SlpdbRecord) {
+        let record = try SlpdbRecord(name)
         let utc = TimeZone(identifier: "UTC")!
         let morning = try #require(LocalDay("2026-11-21", timeZone: utc))
-        let startMs = morning.start.unixMs + Int64(record.startClockSeconds) * 1000
+        // A record that starts in the evening started the day before the morning it ends on.
+        let evening = record.startClockSeconds >= 12 * 3600 ? Int64(86_400) : 0
+        let startMs = morning.start.unixMs + (Int64(record.startClockSeconds) - evening) * 1000
         let store = try await SleepNightTests.store(record.lines(startMs: startMs))
         var settings = SleepNightTests.settings(utc)
-        settings.person = PersonSettings(birthYear: 2026 - (record.age ?? 0), sex: record.male == true ? .male : .female)
+        if person {
+            settings.person = PersonSettings(birthYear: 2026 - (record.age ?? 0), sex: record.male == true ? .male : .female)
+        }
         settings.sleepHeartRateRule = heartRateRule
         return (try await SleepNight.compute(morning, settings: settings, store: store, upTo: nil), record)
+    }
+
+    static func slp37(heartRateRule: Bool) async throws -> (night: SleepNight, record: SlpdbRecord) {
+        try await night("slp37", heartRateRule: heartRateRule)
     }
 
     @Test("slpdb slp37: a night is found, its sleep within 45 min of the scored sleep, time in bed from wear (the whole recording) and an efficiency below 1")
@@ -293,5 +302,16 @@ struct SleepRealNightTests {
         // −16.0 min without the rule (docs/sleep.md, "Accuracy"; −10 before beats were anchored by
         // 5-minute slot).
         #expect(abs(error) <= 30, "sleep \(main.sleepSeconds) s against \(record.scoredSleepSeconds) s scored")
+    }
+
+    @Test("slpdb slp16 without [person]: the network is given its training cohort's mean age and sex, and the night is found within 45 min of the scored sleep")
+    func slp16WithoutPerson() async throws {
+        let (night, record) = try await Self.night("slp16", person: false)
+        // Given as sleepecg gives a missing age and sex (the mask value −1, which the network never
+        // saw in training), the network called this night wake: no night at all. With the training
+        // mean, +1.5 min (docs/sleep.md, "Without [person]").
+        let main = try #require(night.main, "no night in slp16's 6-hour scored night without [person]")
+        let error = Double(main.sleepSeconds - record.scoredSleepSeconds) / 60
+        #expect(abs(error) <= 45, "sleep \(main.sleepSeconds) s against \(record.scoredSleepSeconds) s scored")
     }
 }

@@ -98,6 +98,22 @@ struct FeaturePartsTests {
         #expect(features[0, age].isNaN && features[0, age + 1].isNaN)
     }
 
+    @Test("an unknown subject given as the training mean: the batch normalisation's moving mean of age and gender, known values untouched")
+    func unknownSubjectAsTrainingMean() throws {
+        let rr = try Self.hundredBeats()
+        let recording = SleepRecording(startUnix: 0, utcOffsetSeconds: 0, rr: rr)
+        let vectors = EpochFeatures.compute(rr, epochs: Array(0..<rr.epochCount))
+        let mean = WakeSleepClassifier.UnknownSubject.trainingMean.features
+        // MESA's sleepers: 54–95 years, mean about 69, a little under half men.
+        #expect(mean.age > 60 && mean.age < 75 && mean.gender > 0.3 && mean.gender < 0.7, "\(mean)")
+        let unknown = SleepFeatures(recording, vectors: vectors, unknownSubject: mean)
+        #expect(unknown[0, SleepFeatures.ageColumn] == mean.age && unknown[0, SleepFeatures.genderColumn] == mean.gender)
+        var known = recording
+        known.subject = SubjectData(age: 30, gender: .female)
+        let given = SleepFeatures(known, vectors: vectors, unknownSubject: mean)
+        #expect(given[0, SleepFeatures.ageColumn] == 30 && given[0, SleepFeatures.genderColumn] == 0)
+    }
+
     @Test("known age and gender are features, gender coded as sleepecg codes it")
     func subjectData() throws {
         let rr = try Self.hundredBeats()

@@ -2,7 +2,8 @@ import SleepStaging
 
 /// `[person]`: what the sleep classifier knows about the sleeper besides the heart. sleepecg's
 /// ws-gru-mesa was trained with age and gender among its features (docs/sleep.md); unknown stays
-/// unknown (the feature is missing, as sleepecg does without subject data), never a guess.
+/// unknown here, never a guess, and the classifier gives the network its training mean for it
+/// (`WakeSleepClassifier.UnknownSubject.trainingMean`).
 struct PersonSettings: Sendable, Equatable {
     /// 0: unknown.
     var birthYear = 0

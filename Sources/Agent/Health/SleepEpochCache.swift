@@ -51,7 +51,7 @@ final class SleepEpochCache {
     ) -> [SleepEpoch] {
         guard let (recording, vectors) = vectors(of: samples, segment, timeZone: timeZone, gapLimitMs: gapLimitMs, subject: subject)
         else { return [] }
-        return WakeSleepClassifier.classify(consume recording, vectors: consume vectors)
+        return WakeSleepClassifier.classify(consume recording, vectors: consume vectors, unknownSubject: .trainingMean)
     }
 
     /// Computes and keeps the vectors of the segment's complete epochs that are not kept yet, and

@@ -12,7 +12,9 @@ import Store
 extension SleepNight {
     /// Raise when the classification of a night changes, so nights kept by an older build are
     /// classified again.
-    static let keptFormat = 2  // 2: the heart-rate rule against a local baseline (2026-11-26)
+    // 2: the heart-rate rule against a local baseline (2026-11-26); 3: an unknown age or sex given
+    // to the network as its training mean, not as missing (2026-11-26).
+    static let keptFormat = 3
 
     /// What a kept night must have been classified with to serve for `day`.
     static func keptSettings(_ day: LocalDay, _ settings: AggregateSettings) -> String {

@@ -10,6 +10,9 @@ public struct SleepFeatures: Sendable {
     /// Feature names in column order (sleepecg's feature IDs).
     public static let names = TimeDomainFeatures.names + FrequencyDomainFeatures.names
         + ["recording_start_time", "age", "gender"]
+    /// Where the subject's age and gender are (the last two columns).
+    static let ageColumn = names.count - 2
+    static let genderColumn = names.count - 1
 
     public let epochCount: Int
     /// epochCount × 36, row-major; NaN and ±inf where sleepecg has them.
@@ -29,12 +32,15 @@ public struct SleepFeatures: Sendable {
     /// The features of a recording from its epochs' vectors (`EpochFeatures.compute`, or kept ones
     /// whose `EpochFeatures.inputs` are unchanged), one per epoch in order: pNN50 and pNN20 divided
     /// by the widest window, and the recording's start time and subject appended.
-    public init(_ recording: SleepRecording, vectors: [EpochFeatureVector]) {
+    ///
+    /// `unknownSubject`: the age and gender columns where the recording's subject lacks them; NaN
+    /// (missing) as sleepecg has them, unless the classifier is told otherwise.
+    public init(_ recording: SleepRecording, vectors: [EpochFeatureVector], unknownSubject: (age: Double, gender: Double) = (.nan, .nan)) {
         let widest = vectors.map(\.windowIntervals).max() ?? 0
         let metadata = [
             Double(recording.startClockSeconds),
-            recording.subject.age.map(Double.init) ?? .nan,
-            recording.subject.gender.map { Double($0.rawValue) } ?? .nan,
+            recording.subject.age.map(Double.init) ?? unknownSubject.age,
+            recording.subject.gender.map { Double($0.rawValue) } ?? unknownSubject.gender,
         ]
         var values: [Double] = []
         values.reserveCapacity(vectors.count * Self.names.count)

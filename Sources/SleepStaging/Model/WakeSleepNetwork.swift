@@ -17,6 +17,8 @@ struct WakeSleepNetwork: Sendable {
 
     private let normalizeScale: [Double]
     private let normalizeShift: [Double]
+    /// The batch normalisation's moving mean: the mean of each input over the training data.
+    let trainingMeans: [Double]
     private let dense: DenseLayer
     private let gru1: (forward: GRULayer, backward: GRULayer)
     private let gru2: (forward: GRULayer, backward: GRULayer)
@@ -40,6 +42,7 @@ struct WakeSleepNetwork: Sendable {
         }
         normalizeScale = scale
         normalizeShift = shift
+        trainingMeans = mean.map(Double.init)
         dense = DenseLayer(weights: weights, name: "dense", inputs: width, units: 64)
         gru1 = (GRULayer(weights: weights, name: "forward_gru", inputs: 64),
                 GRULayer(weights: weights, name: "backward_gru", inputs: 64))
