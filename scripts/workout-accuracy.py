@@ -14,12 +14,30 @@ distance, the phone's stated accuracy. What is synthesised (plumbing, not accura
 framing, the satellite count, the DOPs (set so that gpsd's eph is the phone's accuracy), and 2 minutes standing before and 7 after each walk at its first
 and last position (so that the walk ends in the data: 5 minutes without moving end a workout).
 
-Usage: scripts/workout-accuracy.py DATA_DIR [--only NAME] [--cycle S]
+A second dataset (`--dataset snapper-rtk`, `--dataset snapper`): "SnapperGPS collection 2"
+(Jonas Beuchert, University of Oxford, 2023, doi:10.5287/ora-xq5b8xva7;
+github.com/JonasBchrt/snapshot-gnss-data-2, CC BY 4.0; pass the repository's folder): walks in
+Oxfordshire carried with a u-blox ZED-F9P receiver in RTK mode (`ground-truth/wNN.json`, 1 Hz,
+time of day, latitude, longitude) and with SnapperGPS snapshot receivers (`fixes/wNN.json`, 1 Hz,
+with a 50 % confidence radius). Walks carried with several boards share one RTK file: each RTK
+walk is played once. The reference length is the RTK track's own path length. `snapper-rtk`
+plays the RTK track itself: a dedicated receiver's track (not a phone's), whose length is the
+reference, so it measures what the agent's rules lose, not receiver error. `snapper` plays the
+snapshot receivers' fixes: snapshot positioning (12 ms of signal a second, no tracking loop),
+10–24 m median error, far noisier than any tracking receiver; a stress test, not a USB-GPS
+figure. Synthesised: the NMEA framing, a speed of none (the RTK file has none: the agent's Doppler
+check is not used), the DOPs (RTK: an accuracy of 1 m; SnapperGPS: its confidence radius taken
+as a 50 % radius).
+
+Usage: scripts/workout-accuracy.py DATA_DIR [--dataset trundlewheel|snapper-rtk|snapper] [--only NAME] [--cycle S]
 Needs: a built agent (.build/debug/keepalive or $KEEPALIVE_BIN), gpsfake (gpsd-clients), python3.
 Prints one row per walk and the summary (mean and max |error|, walks found).
 """
 import argparse
 import csv
+import datetime
+import hashlib
+import json
 import glob
 import importlib.util
 import math
@@ -59,6 +77,37 @@ def read_walk(path):
             "acc": float(row["p_acc"]) if row.get("p_acc") else 5.0,
         })
     return fixes, wheel
+
+
+def read_snapper(folder, source):
+    """SnapperGPS collection 2's walks: (name, fixes, reference length) per distinct RTK track."""
+    walks, seen = [], set()
+    for path in sorted(glob.glob(os.path.join(folder, "ground-truth", "w*.json"))):
+        name = os.path.basename(path)[:-5]
+        raw = open(path, "rb").read()
+        snapshot = json.load(open(os.path.join(folder, "fixes", name + ".json")))
+        snapshot = sorted((datetime.datetime.strptime(p["datetime"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc),
+                           p["latitude"], p["longitude"], p.get("confidence") or 50.0)
+                          for p in snapshot if p.get("latitude") is not None and p.get("longitude") is not None)
+        day = snapshot[0][0].date()  # the RTK file has the time of day only
+        rtk = sorted((datetime.datetime.combine(day, datetime.datetime.strptime(p["time"], "%H:%M:%S").time(), datetime.timezone.utc),
+                      p["latitude"], p["longitude"]) for p in json.loads(raw))
+        first, last = max(snapshot[0][0], rtk[0][0]), min(snapshot[-1][0], rtk[-1][0])
+        rtk = [p for p in rtk if first <= p[0] <= last]
+        length = sum(haversine(a[1], a[2], b[1], b[2]) for a, b in zip(rtk, rtk[1:]))
+        if source == "snapper-rtk":
+            digest = hashlib.sha256(raw).hexdigest()
+            if digest in seen:
+                continue
+            seen.add(digest)
+            fixes = [{"t": t.timestamp(), "lat": la, "lon": lo, "alt": 0.0, "speed": None, "course": None, "acc": 1.0}
+                     for t, la, lo in rtk]
+        else:
+            # A 50 % radius is 1.18 σ per axis; the NMEA writer takes a 68 % radius (1.51 σ).
+            fixes = [{"t": t.timestamp(), "lat": la, "lon": lo, "alt": 0.0, "speed": None, "course": None, "acc": c / 1.18 * 1.51}
+                     for t, la, lo, c in snapshot if first <= t <= last]
+        walks.append((name, fixes, length))
+    return walks
 
 
 def haversine(lat1, lon1, lat2, lon2):
@@ -111,8 +160,8 @@ def nmea_log(walks, base):
     """Each walk in its own half hour from `base`, with standing before and after."""
     out = []
     spans = []
-    for index, (name, fixes, wheel) in enumerate(walks):
-        slot = base + index * SLOT_S
+    slot = base
+    for name, fixes, wheel in walks:
         t0 = fixes[0]["t"]
         first = dict(fixes[0], speed=0.0, course=None)
         last = dict(fixes[-1], speed=0.0, course=None)
@@ -125,6 +174,8 @@ def nmea_log(walks, base):
         for second in range(1, AFTER_S + 1):
             out.append(sentences(int(end) + second, last))
         spans.append((name, start, end, wheel, fixes))
+        # The next walk in the next half hour, or later for a walk longer than one.
+        slot += SLOT_S * math.ceil((BEFORE_S + fixes[-1]["t"] - t0 + AFTER_S + 60) / SLOT_S)
     return "".join(out), spans
 
 
@@ -193,18 +244,24 @@ def run_agent(log_path, work, cycle, expected):
 def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("data", help="folder with the dataset's *_conditioned.csv files")
+    parser.add_argument("data", help="folder with the dataset's *_conditioned.csv files (snapper: the repository's folder)")
+    parser.add_argument("--dataset", choices=["trundlewheel", "snapper-rtk", "snapper"], default="trundlewheel")
     parser.add_argument("--only", help="only walks whose name contains this")
     parser.add_argument("--keep", action="store_true", help="keep the working directory (store, log, NMEA)")
     parser.add_argument("--cycle", type=float, default=0.002, help="gpsfake's delay between sentences (s)")
     args = parser.parse_args()
-    paths = sorted(p for p in glob.glob(os.path.join(args.data, "*_conditioned.csv")) if not args.only or args.only in p)
-    if not paths:
-        sys.exit("no *_conditioned.csv in %s" % args.data)
     walks = []
-    for path in paths:
-        fixes, wheel = read_walk(path)
-        walks.append((os.path.basename(path).replace("_conditioned.csv", ""), fixes, wheel))
+    if args.dataset == "trundlewheel":
+        paths = sorted(p for p in glob.glob(os.path.join(args.data, "*_conditioned.csv")) if not args.only or args.only in p)
+        if not paths:
+            sys.exit("no *_conditioned.csv in %s" % args.data)
+        for path in paths:
+            fixes, wheel = read_walk(path)
+            walks.append((os.path.basename(path).replace("_conditioned.csv", ""), fixes, wheel))
+    else:
+        walks = [w for w in read_snapper(args.data, args.dataset) if not args.only or args.only in w[0]]
+        if not walks:
+            sys.exit("no ground-truth/w*.json in %s" % args.data)
     base = (int(time.time()) // 3600) * 3600 - 20 * 3600
     work = tempfile.mkdtemp(prefix="workout-accuracy-")
     try:
@@ -221,7 +278,7 @@ def main():
         else:
             shutil.rmtree(work, ignore_errors=True)
     print("%d fixes stored; %d workouts" % (stored, len(workouts)))
-    print("%-22s %6s %6s %8s %8s %8s %7s %7s" % ("walk", "min", "m/s", "wheel_m", "gps_m", "agent_m", "agent%", "gps%"))
+    print("%-22s %6s %6s %8s %8s %8s %7s %7s" % ("walk", "min", "m/s", "ref_m", "gps_m", "agent_m", "agent%", "gps%"))
     errors, missed, required_missed = [], [], []
     for name, start, end, wheel, fixes in spans:
         raw = sum(haversine(a["lat"], a["lon"], b["lat"], b["lon"]) for a, b in zip(fixes, fixes[1:]))

@@ -10,14 +10,23 @@ public enum NMEALog {
         public var speedMps: Double
         public var courseDeg: Double
         public var altitudeM: Double
+        /// Horizontal dilution of precision (gpsd's eph is 19 m × HDOP without DGPS).
+        public var hdop: Double
+        /// False for a receiver that reports no speed or course (RMC's fields left empty).
+        public var reportsSpeed: Bool
 
-        public init(time: Date, lat: Double, lon: Double, speedMps: Double = 0, courseDeg: Double = 0, altitudeM: Double = 40) {
+        public init(
+            time: Date, lat: Double, lon: Double, speedMps: Double = 0, courseDeg: Double = 0, altitudeM: Double = 40, hdop: Double = 0.9,
+            reportsSpeed: Bool = true
+        ) {
             self.time = time
             self.lat = lat
             self.lon = lon
             self.speedMps = speedMps
             self.courseDeg = courseDeg
             self.altitudeM = altitudeM
+            self.hdop = hdop
+            self.reportsSpeed = reportsSpeed
         }
     }
 
@@ -69,12 +78,15 @@ public enum NMEALog {
         let date = String(format: "%02d%02d%02d", parts.day ?? 1, parts.month ?? 1, (parts.year ?? 2000) % 100)
         let (latText, latHemisphere) = degreesMinutes(point.lat, degreeDigits: 2, positive: "N", negative: "S")
         let (lonText, lonHemisphere) = degreesMinutes(point.lon, degreeDigits: 3, positive: "E", negative: "W")
-        let knots = String(format: "%.2f", point.speedMps / 0.514444)
-        let course = String(format: "%.1f", point.courseDeg)
+        let knots = point.reportsSpeed ? String(format: "%.2f", point.speedMps / 0.514444) : ""
+        let course = point.reportsSpeed ? String(format: "%.1f", point.courseDeg) : ""
+        // Two decimals at most, none trailing: "0.9", as before the DOP could be set.
+        let hdop = String((point.hdop * 100).rounded() / 100)
+        let pdop = String((point.hdop * 200).rounded() / 100)
         return [
             "GPRMC,\(time),A,\(latText),\(latHemisphere),\(lonText),\(lonHemisphere),\(knots),\(course),\(date),,,A",
-            "GPGGA,\(time),\(latText),\(latHemisphere),\(lonText),\(lonHemisphere),1,08,0.9,\(String(format: "%.1f", point.altitudeM)),M,46.9,M,,",
-            "GPGSA,A,3,04,05,09,12,17,20,24,28,,,,,1.8,0.9,1.5",
+            "GPGGA,\(time),\(latText),\(latHemisphere),\(lonText),\(lonHemisphere),1,08,\(hdop),\(String(format: "%.1f", point.altitudeM)),M,46.9,M,,",
+            "GPGSA,A,3,04,05,09,12,17,20,24,28,,,,,\(pdop),\(hdop),1.5",
         ].map(framed)
     }
 
