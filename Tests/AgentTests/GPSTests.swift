@@ -24,14 +24,19 @@ struct GPSTests {
                                      extraConfig: "[schedule]\ntoday_interval_s = 1\n",
                                      environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "0"])
         var missingNow: [Int64] = []
-        try await Wait.until(timeout: 120, "every fix gpsd reports for the capture stored: missing \(missingNow.sorted()) of \(expectedTimes.sorted())") {
-            guard let db = try? SQLiteConnection(path: agent.storePath, readOnly: true),
-                let statement = try? db.statement("SELECT ts_ms FROM fix")
-            else { return false }
-            var times = Set<Int64>()
-            while (try? statement.step()) == true { times.insert(statement.int64(0)) }
-            missingNow = Array(expectedTimes.subtracting(times))
-            return missingNow.isEmpty
+        do {
+            try await Wait.until(timeout: 120, "every fix gpsd reports for the capture stored: missing \(missingNow.sorted()) of \(expectedTimes.sorted())") {
+                guard let db = try? SQLiteConnection(path: agent.storePath, readOnly: true),
+                    let statement = try? db.statement("SELECT ts_ms FROM fix")
+                else { return false }
+                var times = Set<Int64>()
+                while (try? statement.step()) == true { times.insert(statement.int64(0)) }
+                missingNow = Array(expectedTimes.subtracting(times))
+                return missingNow.isEmpty
+            }
+        } catch {
+            Issue.record("\(error)\ngpsfake running \(gps.process.isRunning): \(gps.process.text.suffix(1500))\nagent log:\n\(agent.log.split(separator: "\n").suffix(60).joined(separator: "\n"))")
+            throw error
         }
         // The day is cut on GPS time when the system clock is not synchronised (gpsd dates this
         // capture to 2034); the parked receiver's wander adds no distance.

@@ -1,18 +1,26 @@
 import Foundation
+import Synchronization
 
 public enum Ports {
     /// A TCP port on 127.0.0.1 that is free now, chosen below the kernel's ephemeral range:
     /// a server a test stops and starts again must get its port back, and a port from the
     /// ephemeral range can meanwhile become the source port of any outgoing connection.
+    ///
+    /// Never the same port twice in one process: tests run in parallel, and many take a port for a
+    /// server they start seconds later (gpsfake after the agent is up), so a port free now could
+    /// otherwise be handed to another test in between, and its client would talk to the wrong
+    /// server.
     public static func free() -> Int {
         let (low, _) = ephemeralRange()
         let upper = max(2000, low) - 1
         for _ in 0..<1000 {
             let port = Int.random(in: 1025...upper)
-            if canBind(port) { return port }
+            if canBind(port) && handedOut.withLock({ $0.insert(port).inserted }) { return port }
         }
         return Int.random(in: 1025...upper)
     }
+
+    private static let handedOut = Mutex(Set<Int>())
 
     static func ephemeralRange() -> (Int, Int) {
         let text = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)) ?? "32768 60999"
