@@ -47,7 +47,7 @@ public enum WakeSleepClassifier {
         case missing
         /// The training data's mean, the batch normalisation's moving mean (66.2 years, gender
         /// 0.46): the input the network reads as an average sleeper of its cohort. The same nights:
-        /// 11 of 11, 50.4 min (docs/sleep.md, "Without `[person]`").
+        /// 11 of 11, 50.5 min (docs/sleep.md, "Age and gender").
         case trainingMean
     }
 
