@@ -66,6 +66,8 @@ struct SleepNightTests {
         #expect((details["start"] as? String)?.hasSuffix("+01:00") == true, "\(details)")
         #expect((details["end"] as? String)?.hasPrefix("2026-03-29T") == true && (details["end"] as? String)?.hasSuffix("+02:00") == true)
         #expect(details["method"] as? String == "sleepecg-ws-gru-mesa")
+        // No [person] in these settings: published as such, the training mean stood in.
+        #expect(details["person"] as? String == "unset", "\(details)")
         print("sleep across DST: \(details)")
         #expect((details["resting_hr"] as? Double).map { (40...90).contains($0) } == true)
         #expect((details["rmssd_ms"] as? Double ?? 0) > 0)
@@ -196,6 +198,7 @@ struct SleepPublishingTests {
         #expect(published.json?["sleep_s"] as? Int == main.sleepS)
         let sleep = try #require(published.json?["sleep"] as? [String: Any])
         #expect(sleep["in_bed_s"] as? Int == main.inBedS && sleep["method"] as? String == "sleepecg-ws-gru-mesa")
+        #expect(sleep["person"] as? String == "unset", "the agent's config has no [person]: \(sleep)")
     }
 
     @Test("a night's backlog: health/daily of the evening before carries no sleep")
@@ -281,6 +284,7 @@ struct SleepRealNightTests {
     func slp37() async throws {
         let (night, record) = try await Self.slp37(heartRateRule: true)
         let main = try #require(night.main, "no night in a 5.8-hour scored night")
+        #expect(night.person == .given)
         let error = Double(main.sleepSeconds - record.scoredSleepSeconds) / 60
         print("slp37: sleep \(main.sleepSeconds / 60) min, scored \(record.scoredSleepSeconds / 60) min, error \(error) min, in bed \(main.inBedSeconds / 60) min, efficiency \(main.efficiency)")
         // −36.0 min (docs/sleep.md, "Accuracy"): this night is slept well (efficiency 0.89) and the
@@ -311,6 +315,7 @@ struct SleepRealNightTests {
         // saw in training), the network called this night wake: no night at all. With the training
         // mean, +1.5 min (docs/sleep.md, "Without [person]").
         let main = try #require(night.main, "no night in slp16's 6-hour scored night without [person]")
+        #expect(night.person == .unset)
         let error = Double(main.sleepSeconds - record.scoredSleepSeconds) / 60
         #expect(abs(error) <= 45, "sleep \(main.sleepSeconds) s against \(record.scoredSleepSeconds) s scored")
     }

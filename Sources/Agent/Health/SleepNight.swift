@@ -23,6 +23,24 @@ struct SleepNight: Sendable, Equatable, Codable {
     var restingHR: Double?
     /// RMSSD of the RR intervals within the main period.
     var rmssdMs: Double?
+    /// What the classifier was told of the sleeper (published as `sleep.person`).
+    var person: PersonGiven?
+
+    /// `[person]` as the classifier had it: both age and sex, one of them, or neither (the
+    /// network's training mean stands in for what is missing: `WakeSleepClassifier.UnknownSubject`).
+    enum PersonGiven: String, Sendable, Codable {
+        case given
+        case partial
+        case unset
+
+        init(_ subject: SubjectData) {
+            switch (subject.age, subject.gender) {
+            case (.some, .some): self = .given
+            case (.none, .none): self = .unset
+            default: self = .partial
+            }
+        }
+    }
 
     static let eveningHour = 18
     /// A night starts before noon (the 18:00–12:00 night); later sleep is a nap.
@@ -68,6 +86,7 @@ struct SleepNight: Sendable, Equatable, Codable {
             now: nowMs.map { Double($0) / 1000 }, wearGapSeconds: Double(wearGapMs) / 1000,
             heartRateRule: heartRateRule ? HeartRateWakeRule() : nil, epochHeartRate: heartRate)
         var night = SleepNight(main: assembled.main, naps: assembled.naps)
+        night.person = PersonGiven(subject)
         if let main = assembled.main {
             let (from, to) = (Int64(main.start * 1000), Int64(main.end * 1000))
             var resting = RestingHeartRateWindow()
@@ -127,6 +146,7 @@ struct SleepNight: Sendable, Equatable, Codable {
                 ("unobserved_s", .number(main.unobservedSeconds)), ("efficiency", .number(main.efficiency, digits: 3)),
                 ("awakenings", .number(main.awakenings)), ("resting_hr", .number(restingHR, digits: 1)),
                 ("rmssd_ms", .number(rmssdMs, digits: 1)), ("method", .string(WakeSleepClassifier.method)),
+                ("person", person.map { .string($0.rawValue) } ?? .null),
                 ("naps", .array(naps.map { .object([("start", time($0.start)), ("end", time($0.end)), ("sleep_s", .number($0.sleepSeconds))]) })),
             ])),
         ]
