@@ -22,6 +22,8 @@ struct AgentRunner {
             metadata: [
                 "version": "\(KeepAliveVersion.string)", "device": "\(config.device.id)", "store": "\(config.store.path)",
                 "broker": "\(config.mqtt.host):\(config.mqtt.port)", "timezone": "\(config.device.timezone)",
+                // What the sleep classifier is told of the sleeper (docs/sleep.md, "Age and gender").
+                "person": "\(SleepNight.PersonGiven(config.person.subject(inYear: Calendar(identifier: .gregorian).component(.year, from: since))).rawValue)",
             ])
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
