@@ -276,7 +276,7 @@ async def synthesised_phase(ha, capture):
     today = dict(capture.last(f"{ROOT}/health/today"), steps=8432, steps_source="rsc", sleep_s=26100,
                  sleep={"start": "2026-11-21T23:10:00+01:00", "end": "2026-11-22T07:10:00+01:00", "in_bed_s": 28800,
                         "awake_s": 2700, "efficiency": 0.90625, "awakenings": 3, "resting_hr": 52, "rmssd_ms": 41.2,
-                        "method": "sleepecg-ws-gru-mesa"})
+                        "method": "sleepecg-ws-gru-mesa", "in_progress": False, "person": "unset"})
     workout = {"id": "5b0e9a53-0c58-5d1e-9a5e-0d1c7c6c2a11", "version": 1, "sport": "run", "start": "2026-11-22T17:00:00+01:00",
                "end": "2026-11-22T17:30:30+01:00", "elapsed_s": 1830, "moving_s": 1795, "distance_m": 5210.44,
                "avg_speed_mps": 2.9, "max_speed_mps": 3.6, "pace_s_per_km": 344.5, "ascent_m": 12.0,
@@ -291,6 +291,10 @@ async def synthesised_phase(ha, capture):
                  if not expect.state_matches(ha.state(f"sensor.{NODE}_{k}").state, v)}
         return wrong or None
     await eventually(filled, 10, "the pending entities showing synthesised issue 18-20 payloads")
+    sleep_attributes = {"start": "2026-11-21T23:10:00+01:00", "end": "2026-11-22T07:10:00+01:00", "in_progress": False,
+                        "awakenings": 3, "person": "unset"}
+    got = {k: ha.state(f"sensor.{NODE}_sleep_last_night").attributes.get(k) for k in sleep_attributes}
+    assert got == sleep_attributes, f"sleep_last_night: attributes {got}, expected {sleep_attributes}"
     await asyncio.to_thread(capture.publish, f"{ROOT}/location", json.dumps({"_type": "location", "stale": True, "seq": 1}))
     await eventually(lambda: None if ha.state(f"device_tracker.{NODE}_location").state == "unknown" else "not yet", 10,
                      "the tracker unknown on a stale location without a position")

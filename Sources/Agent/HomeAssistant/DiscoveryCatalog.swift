@@ -64,7 +64,7 @@ enum DiscoveryCatalog {
         DiscoveryEntity(
             component: .sensor, objectID: "sleep_last_night", name: "Sleep last night", source: .healthToday,
             template: T.number(["sleep_s"]), deviceClass: "duration", stateClass: "measurement", unit: "s",
-            icon: "mdi:sleep", requirement: .bridge),
+            icon: "mdi:sleep", requirement: .bridge, attributesTemplate: T.sleepAttributes),
         DiscoveryEntity(
             component: .sensor, objectID: "sleep_efficiency_last_night", name: "Sleep efficiency last night",
             source: .healthToday, template: T.number(["sleep", "efficiency"], scale: 100, digits: 1), stateClass: "measurement",

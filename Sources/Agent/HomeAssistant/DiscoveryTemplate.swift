@@ -52,6 +52,14 @@ enum DiscoveryTemplate {
             + "{% else %}{\"stale\": true}{% endif %}"
     }()
 
+    /// Last night's `sleep` object as the sleep sensor's attributes: `start`, `end` (null while the
+    /// night is in progress), `in_progress`, `awakenings`, and `person` (what the classifier was
+    /// told of the sleeper: `given`, `partial`, `unset`); each null when the payload has none.
+    static let sleepAttributes = "{% set d = value_json if value_json is mapping else {} %}"
+        + "{% set s = d.get('sleep') if d.get('sleep') is mapping else {} %}"
+        + "{{ {'start': s.get('start'), 'end': s.get('end'), 'in_progress': s.get('in_progress'),"
+        + " 'awakenings': s.get('awakenings'), 'person': s.get('person')} | tojson }}"
+
     /// Sets `variable` to the value at `path`, or `none` where a level is missing or not an object.
     private static func lookup(_ path: Path, into variable: String) -> String {
         var text = "{% set \(variable) = value_json if value_json is mapping else none %}"
