@@ -45,8 +45,8 @@ public enum WakeSleepClassifier {
         /// saw in training (MESA's sleepers were 54–95 and every one's sex was known). On slpdb's
         /// 11 whole nights without `[person]` the agent found 10, mean |TST error| 74.0 min.
         case missing
-        /// The training data's mean, the batch normalisation's moving mean (66.2 years, gender
-        /// 0.46): the input the network reads as an average sleeper of its cohort. The same nights:
+        /// The training data's mean, the batch normalisation's moving mean (66.1 years, gender
+        /// 0.44): the input the network reads as an average sleeper of its cohort. The same nights:
         /// 11 of 11, 50.5 min (docs/sleep.md, "Age and gender").
         case trainingMean
     }
