@@ -24,7 +24,7 @@ struct GPSTests {
                                      extraConfig: "[schedule]\ntoday_interval_s = 1\n",
                                      environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "0"])
         var missingNow: [Int64] = []
-        do {
+        try await agent.explainingFailure(gps: gps) {
             try await Wait.until(timeout: 120, "every fix gpsd reports for the capture stored: missing \(missingNow.sorted()) of \(expectedTimes.sorted())") {
                 guard let db = try? SQLiteConnection(path: agent.storePath, readOnly: true),
                     let statement = try? db.statement("SELECT ts_ms FROM fix")
@@ -34,9 +34,6 @@ struct GPSTests {
                 missingNow = Array(expectedTimes.subtracting(times))
                 return missingNow.isEmpty
             }
-        } catch {
-            Issue.record("\(error)\ngpsfake running \(gps.process.isRunning): \(gps.process.text.suffix(1500))\nagent log:\n\(agent.log.split(separator: "\n").suffix(60).joined(separator: "\n"))")
-            throw error
         }
         // The day is cut on GPS time when the system clock is not synchronised (gpsd dates this
         // capture to 2034); the parked receiver's wander adds no distance.

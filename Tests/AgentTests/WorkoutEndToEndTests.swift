@@ -37,13 +37,8 @@ struct WorkoutEndToEndTests {
         defer { agent.stop() }
         var gps = try await GPSFake(capture: before, port: gpsPort, cycle: 0.005, once: true, linger: 10)
         defer { gps.stop() }
-        let started: MQTTSubscriber.Message
-        do {
-            started = try await events.waitFor(timeout: 120, "event/workout started") { $0.json?["op"] as? String == "started" }
-        } catch {
-            let log = agent.log.split(separator: "\n").suffix(40)
-            Issue.record("\(error); gpsfake: \(gps.process.text.suffix(1500)) running \(gps.process.isRunning); the agent logged:\n\(log.joined(separator: "\n"))")
-            throw error
+        let started = try await agent.explainingFailure(gps: gps) {
+            try await events.waitFor(timeout: 120, "event/workout started") { $0.json?["op"] as? String == "started" }
         }
         let id = try #require(started.json?["id"] as? String)
         // The kill comes once the first part is stored (gpsd keeps nothing for a client that is

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import TestKit
 
+@testable import Agent
+
 /// A real walk's track against an independent length: SnapperGPS collection 2's walk w03
 /// (Tests/Fixtures/gps/snappergps, CC BY 4.0), the fixes of a snapshot receiver replayed as NMEA
 /// by gpsfake into a real gpsd and the agent process, against the path of an RTK receiver carried
@@ -28,13 +30,9 @@ struct WorkoutRealTrackTests {
         }
     }
 
+    /// Fix to fix, by the agent's own great-circle distance.
     static func pathLength(_ fixes: [Fix]) -> Double {
-        zip(fixes, fixes.dropFirst()).reduce(0) { total, pair in
-            let (a, b) = pair
-            let p1 = a.lat * .pi / 180, p2 = b.lat * .pi / 180
-            let h = pow(sin((p2 - p1) / 2), 2) + cos(p1) * cos(p2) * pow(sin((b.lon - a.lon) * .pi / 360), 2)
-            return total + 2 * 6_371_008.8 * asin(h.squareRoot())
-        }
+        zip(fixes, fixes.dropFirst()).reduce(0) { $0 + Geodesy.distanceM(lat1: $1.0.lat, lon1: $1.0.lon, lat2: $1.1.lat, lon2: $1.1.lon) }
     }
 
     @Test("a snapshot receiver's 20-minute walk (fix-to-fix path 19 times too long): one workout, its distance within 3 % of the RTK track's")
@@ -74,13 +72,8 @@ struct WorkoutRealTrackTests {
         defer { agent.stop() }
         let gps = try await GPSFake(capture: track, port: gpsPort, cycle: 0.005, once: true, linger: 10)
         defer { gps.stop() }
-        let finished: MQTTSubscriber.Message
-        do {
-            finished = try await events.waitFor(timeout: 150, "event/workout finished") { $0.json?["op"] as? String == "finished" }
-        } catch {
-            let log = agent.log.split(separator: "\n").suffix(40)
-            Issue.record("\(error); gpsfake running \(gps.process.isRunning); the agent logged:\n\(log.joined(separator: "\n"))")
-            throw error
+        let finished = try await agent.explainingFailure(gps: gps) {
+            try await events.waitFor(timeout: 150, "event/workout finished") { $0.json?["op"] as? String == "finished" }
         }
         let day = String(BridgeBacklog.timestamp(walkStart.unixMs).prefix(10))
         let reply = try #require(try await agent.queryReply([day, "--include", "workouts"]))
