@@ -59,12 +59,16 @@ public struct AccelerationStepCounter: Sendable {
         case badRate(Double)
         /// The batch starts this many ms before the previous one ended.
         case overlaps(ms: Double)
+        /// The same batch as one counted (same `seq`, stamp and samples), seen by the agent,
+        /// which alone knows what the bridge sent (`BridgeOrigin`).
+        case replayed
 
         public var description: String {
             switch self {
             case .empty: "no samples"
             case .badRate(let rate): "rate \(rate) Hz outside \(AccelerationBatch.rateRange)"
             case .overlaps(let ms): "starts \(Int(ms.rounded())) ms before the previous batch ended (replayed?)"
+            case .replayed: "the same seq, stamp and samples as a batch counted: a replay"
             }
         }
     }

@@ -30,6 +30,13 @@ struct IngestRing {
         var timeMs: Int64
     }
 
+    /// A row stored at its receive time, named by what its bridge sent (schema 13).
+    struct OriginKey: Hashable {
+        var sensor: String
+        var kind: String
+        var origin: Int64
+    }
+
     /// Whether commit windows go to the ring or straight to the tables; the ring a previous run
     /// left is folded either way.
     let isEnabled: Bool
@@ -49,6 +56,7 @@ struct IngestRing {
     private var fixTimes: Set<Int64> = []
     private var heartRateKeys: Set<HeartRateKey> = []
     private var stepKeys: Set<StepKey> = []
+    private var originKeys: Set<OriginKey> = []
     /// Folds done since the ring was read and rows moved, for `status.store.journal`.
     private var folds = 0
     private var foldedRows = 0
@@ -83,6 +91,7 @@ struct IngestRing {
     func holds(fixAt timeMs: Int64) -> Bool { fixTimes.contains(timeMs) }
     func holds(_ key: HeartRateKey) -> Bool { heartRateKeys.contains(key) }
     func holds(_ key: StepKey) -> Bool { stepKeys.contains(key) }
+    func holds(_ key: OriginKey) -> Bool { originKeys.contains(key) }
 
     var status: JournalStatus {
         JournalStatus(
@@ -176,6 +185,12 @@ struct IngestRing {
         for fix in entry.fixes { fixTimes.insert(fix.timeMs) }
         for sample in entry.heartRates { heartRateKeys.insert(HeartRateKey(sensor: sample.sensor, timeMs: sample.timeMs)) }
         for record in entry.steps { stepKeys.insert(StepKey(sensor: record.sensor, kind: record.kind.rawValue, timeMs: record.timeMs)) }
+        for sample in entry.heartRates {
+            if let origin = sample.origin { originKeys.insert(OriginKey(sensor: sample.sensor, kind: "hr", origin: origin)) }
+        }
+        for record in entry.steps {
+            if let origin = record.origin { originKeys.insert(OriginKey(sensor: record.sensor, kind: record.kind.rawValue, origin: origin)) }
+        }
         return true
     }
 
@@ -190,6 +205,7 @@ struct IngestRing {
         fixTimes.removeAll(keepingCapacity: true)
         heartRateKeys.removeAll(keepingCapacity: true)
         stepKeys.removeAll(keepingCapacity: true)
+        originKeys.removeAll(keepingCapacity: true)
     }
 
     /// After a fold (nothing pending): a ring file deleted or replaced at its path (a careless

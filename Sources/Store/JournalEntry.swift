@@ -5,7 +5,9 @@
 ///
 /// Layout: seq (i64; 0 = empty), fix count, heart-rate count, step count (u16 each), then the
 /// rows. Optional numbers are preceded by a presence byte; strings and byte strings by a u16
-/// length. A window that does not fit (a 10 Hz strap, a backlog) is written to the tables
+/// length. Bit 15 of the fix count (a slot holds far fewer rows) marks the layout of schema 13,
+/// where each notification and step record ends with its optional `origin`: slots an earlier
+/// build wrote, without the bit, are still read. A window that does not fit (a 10 Hz strap, a backlog) is written to the tables
 /// directly: `encode` answers nil.
 struct JournalEntry: Equatable {
     var seq: Int64
@@ -18,12 +20,16 @@ struct JournalEntry: Equatable {
 
     var isEmpty: Bool { fixes.isEmpty && heartRates.isEmpty && steps.isEmpty }
 
+    /// Bit 15 of the fix count: the rows carry their origins (schema 13's layout).
+    static let withOrigins = 0x8000
+
     /// The slot body, zero-padded to `bodySize`; nil when the rows do not fit.
     func encode() -> [UInt8]? {
         var out = JournalWriter(capacity: Self.bodySize)
         out.int64(seq)
         guard fixes.count <= 0xFFFF, heartRates.count <= 0xFFFF, steps.count <= 0xFFFF else { return nil }
-        out.uint16(fixes.count)
+        guard fixes.count < Self.withOrigins else { return nil }
+        out.uint16(fixes.count | Self.withOrigins)
         out.uint16(heartRates.count)
         out.uint16(steps.count)
         for fix in fixes {
@@ -47,6 +53,7 @@ struct JournalEntry: Equatable {
             out.bytes(sample.raw)
             out.uint16(sample.rrIntervals.count)
             for rr in sample.rrIntervals { out.uint16(rr) }
+            out.optionalInt64(sample.origin)
         }
         for record in steps {
             out.bytes(Array(record.sensor.utf8))
@@ -57,6 +64,7 @@ struct JournalEntry: Equatable {
             out.optionalInt64(record.endMs)
             out.optionalInt64(record.coveredMs)
             out.optionalInt64(record.steps.map(Int64.init))
+            out.optionalInt64(record.origin)
         }
         return out.padded()
     }
@@ -64,9 +72,11 @@ struct JournalEntry: Equatable {
     /// The rows of a slot body; nil for bytes this code did not write.
     static func decode(_ body: [UInt8]) -> JournalEntry? {
         var input = JournalReader(body)
-        guard let seq = input.int64(), let fixCount = input.uint16(), let heartRateCount = input.uint16(),
+        guard let seq = input.int64(), let countAndFormat = input.uint16(), let heartRateCount = input.uint16(),
             let stepCount = input.uint16()
         else { return nil }
+        let hasOrigins = countAndFormat & withOrigins != 0
+        let fixCount = countAndFormat & ~withOrigins
         var entry = JournalEntry(seq: seq)
         for _ in 0..<fixCount {
             guard let timeMs = input.int64(), let receivedMs = input.int64(), let lat = input.double(), let lon = input.double()
@@ -92,9 +102,14 @@ struct JournalEntry: Equatable {
                 guard let rr = input.uint16() else { return nil }
                 intervals.append(rr)
             }
+            var origin: Int64?
+            if hasOrigins {
+                guard let value = input.optionalInt64() else { return nil }
+                origin = value
+            }
             entry.heartRates.append(StoredHeartRate(
                 sensor: sensor, timeMs: timeMs, receivedMs: receivedMs, bpm: Int(bpm), contact: Int(contact),
-                energyKJ: energy.map { Int($0) }, valid: valid != 0, raw: raw, rrIntervals: intervals))
+                energyKJ: energy.map { Int($0) }, valid: valid != 0, raw: raw, rrIntervals: intervals, origin: origin))
         }
         for _ in 0..<stepCount {
             guard let sensor = input.string(), let kindName = input.string(), let kind = StoredStepRecord.Kind(rawValue: kindName),
@@ -106,6 +121,10 @@ struct JournalEntry: Equatable {
             record.endMs = endMs
             record.coveredMs = coveredMs
             record.steps = steps.map { Int($0) }
+            if hasOrigins {
+                guard let origin = input.optionalInt64() else { return nil }
+                record.origin = origin
+            }
             entry.steps.append(record)
         }
         return entry

@@ -47,13 +47,13 @@ extension StoredFix {
 
 extension StoredStepRecord {
     /// Every column of `step_record` a `StoredStepRecord` is made of, and the row id.
-    static let selection = "sensor, kind, ts_ms, received_ms, raw, end_ms, covered_ms, steps, id"
+    static let selection = "sensor, kind, ts_ms, received_ms, raw, end_ms, covered_ms, steps, origin, id"
 
     /// Records stored after an id, in the order they were stored: new rows, and a reopen's copy.
     static let afterID = "SELECT \(selection) FROM step_record WHERE id > ? ORDER BY id LIMIT ?"
 
     struct Columns: ColumnLayout {
-        let sensor, kind, timeMs, receivedMs, raw, endMs, coveredMs, steps, id: Int32
+        let sensor, kind, timeMs, receivedMs, raw, endMs, coveredMs, steps, origin, id: Int32
 
         init(_ statement: SQLiteStatement) throws {
             sensor = try statement.column(named: "sensor")
@@ -64,6 +64,7 @@ extension StoredStepRecord {
             endMs = try statement.column(named: "end_ms")
             coveredMs = try statement.column(named: "covered_ms")
             steps = try statement.column(named: "steps")
+            origin = try statement.column(named: "origin")
             id = try statement.column(named: "id")
         }
 
@@ -74,7 +75,9 @@ extension StoredStepRecord {
                     sensor: sensorName, firstSampleMs: row.int64(timeMs), lastSampleMs: row.optionalInt(endMs).map(Int64.init) ?? row.int64(timeMs),
                     receivedMs: row.int64(receivedMs), coveredMs: Int64(row.optionalInt(coveredMs) ?? 0), steps: row.optionalInt(steps) ?? 0)
             }
-            return StoredStepRecord(sensor: sensorName, timeMs: row.int64(timeMs), receivedMs: row.int64(receivedMs), rsc: row.blob(raw))
+            return StoredStepRecord(
+                sensor: sensorName, timeMs: row.int64(timeMs), receivedMs: row.int64(receivedMs), rsc: row.blob(raw),
+                origin: row.isNull(origin) ? nil : row.int64(origin))
         }
 
         func id(_ row: SQLiteStatement) -> Int64 { row.int64(id) }

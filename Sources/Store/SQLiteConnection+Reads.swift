@@ -45,14 +45,15 @@ extension SQLiteConnection {
                 if let done = current { try body(done.sample, done.id) }
                 current = (id, StoredHeartRate(
                     sensor: statement.text(0), timeMs: statement.int64(1), receivedMs: statement.int64(2), bpm: statement.int(3),
-                    contact: statement.int(4), energyKJ: statement.optionalInt(5), valid: statement.int(6) != 0, raw: statement.blob(7)))
+                    contact: statement.int(4), energyKJ: statement.optionalInt(5), valid: statement.int(6) != 0, raw: statement.blob(7),
+                    origin: statement.isNull(10) ? nil : statement.int64(10)))
             }
             if !statement.isNull(8) { current?.sample.rrIntervals.append(statement.int(8)) }
         }
         if let done = current { try body(done.sample, done.id) }
     }
 
-    private static let joinedHeartRateColumns = "s.sensor, s.ts_ms, s.received_ms, s.bpm, s.contact, s.energy_kj, s.valid, s.raw, r.rr_1024, s.id"
+    private static let joinedHeartRateColumns = "s.sensor, s.ts_ms, s.received_ms, s.bpm, s.contact, s.energy_kj, s.valid, s.raw, r.rr_1024, s.id, s.origin"
 
     /// Ties in time in the order stored (row id), as `hr_sample_by_time` holds them, put in
     /// sensor order by `forEachHeartRate`: ordering them by sensor here made SQLite sort every

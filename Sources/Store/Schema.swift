@@ -216,6 +216,16 @@ enum Schema {
             check_crc INTEGER NOT NULL            -- CRC-32 of the other columns
         );
         """,
+        // 13: replays told by what the bridge sent (docs/contract.md, "Replays"). A notification or
+        // RSC record stored at its receive time (the bridge's stamp not believed) keeps a hash of
+        // what the bridge sent (`origin`); a second copy has the same and is ignored. NULL, and
+        // so in neither index, when the bridge's own stamp named the row.
+        """
+        ALTER TABLE hr_sample ADD COLUMN origin INTEGER;
+        ALTER TABLE step_record ADD COLUMN origin INTEGER;
+        CREATE UNIQUE INDEX hr_sample_origin ON hr_sample (sensor, origin) WHERE origin IS NOT NULL;
+        CREATE UNIQUE INDEX step_record_origin ON step_record (sensor, kind, origin) WHERE origin IS NOT NULL;
+        """,
     ]
 
     static var latestVersion: Int { migrations.count }

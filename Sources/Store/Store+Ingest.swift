@@ -3,7 +3,7 @@ import Logging
 /// Sensor data in: one journal slot or one transaction per write, and the messages that report it.
 extension Store {
     /// Stores fixes and heart-rate notifications and queues messages. Duplicates (same fix time;
-    /// same sensor and time) are ignored, so a replay stores nothing.
+    /// same sensor and time; same sensor and origin) are ignored, so a replay stores nothing.
     ///
     /// With the journal on, a window that fits one slot is written there (one page, synced) and
     /// the tables get it at the next fold; a fold that is due, or a window too large for a slot,
@@ -126,13 +126,13 @@ extension Store {
     func insert(_ heartRate: StoredHeartRate) throws -> Int64? {
         try db.statement(
             """
-            INSERT OR IGNORE INTO hr_sample (sensor, ts_ms, received_ms, bpm, contact, energy_kj, valid, raw)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT OR IGNORE INTO hr_sample (sensor, ts_ms, received_ms, bpm, contact, energy_kj, valid, raw, origin)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """
         ).bind(
             .text(heartRate.sensor), .integer(heartRate.timeMs), .integer(heartRate.receivedMs),
             .integer(Int64(heartRate.bpm)), .integer(Int64(heartRate.contact)), .int(heartRate.energyKJ),
-            .integer(heartRate.valid ? 1 : 0), .blob(heartRate.raw)
+            .integer(heartRate.valid ? 1 : 0), .blob(heartRate.raw), heartRate.origin.map { .integer($0) }
         ).run()
         guard db.changes > 0 else { return nil }
         let sampleID = db.lastInsertRowID

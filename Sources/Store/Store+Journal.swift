@@ -121,8 +121,8 @@ extension Store {
 
     // MARK: Inside a write's transaction
 
-    /// The rows of a write not already stored or pending (a replay stores nothing), as the
-    /// journal's next window.
+    /// The rows of a write not already stored or pending (a replay stores nothing: by time, or
+    /// by origin for a row stored at its receive time), as the journal's next window.
     func unseenRows(fixes: [StoredFix], heartRates: [StoredHeartRate], steps: [StoredStepRecord]) throws -> JournalEntry {
         var entry = JournalEntry(seq: ring.nextSeq)
         var fixTimes: Set<Int64> = []
@@ -131,11 +131,18 @@ extension Store {
             entry.fixes.append(fix)
         }
         var heartRateKeys: Set<IngestRing.HeartRateKey> = []
+        var originKeys: Set<IngestRing.OriginKey> = []
         for sample in heartRates {
             let key = IngestRing.HeartRateKey(sensor: sample.sensor, timeMs: sample.timeMs)
             guard !ring.holds(key), heartRateKeys.insert(key).inserted else { continue }
             if try exists(db.statement("SELECT 1 FROM hr_sample WHERE sensor = ? AND ts_ms = ?")
                 .bind(.text(sample.sensor), .integer(sample.timeMs))) { continue }
+            if let origin = sample.origin {
+                let named = IngestRing.OriginKey(sensor: sample.sensor, kind: "hr", origin: origin)
+                guard !ring.holds(named), originKeys.insert(named).inserted else { continue }
+                if try exists(db.statement("SELECT 1 FROM hr_sample WHERE sensor = ? AND origin = ?")
+                    .bind(.text(sample.sensor), .integer(origin))) { continue }
+            }
             entry.heartRates.append(sample)
         }
         var stepKeys: Set<IngestRing.StepKey> = []
@@ -144,6 +151,12 @@ extension Store {
             guard !ring.holds(key), stepKeys.insert(key).inserted else { continue }
             if try exists(db.statement("SELECT 1 FROM step_record WHERE sensor = ? AND kind = ? AND ts_ms = ?")
                 .bind(.text(record.sensor), .text(key.kind), .integer(record.timeMs))) { continue }
+            if let origin = record.origin {
+                let named = IngestRing.OriginKey(sensor: record.sensor, kind: key.kind, origin: origin)
+                guard !ring.holds(named), originKeys.insert(named).inserted else { continue }
+                if try exists(db.statement("SELECT 1 FROM step_record WHERE sensor = ? AND kind = ? AND origin = ?")
+                    .bind(.text(record.sensor), .text(key.kind), .integer(origin))) { continue }
+            }
             entry.steps.append(record)
         }
         return entry

@@ -9,15 +9,27 @@ import Store
 /// quiet or the agent stops, so what was counted is stored.
 struct AccelerometerStepWindows {
     private var counters: [String: (counter: AccelerationStepCounter, lastBatch: ContinuousClock.Instant)] = [:]
+    /// The origins (`BridgeOrigin`) of the batches lately counted at their receive time, per
+    /// sensor: such a batch's time says nothing of it, so its replay is told by this. Batches are
+    /// not stored (their step windows are), so unlike a notification's origin this lives in
+    /// memory: the last `rememberedOrigins` of each sensor, about 25 minutes at 50 Hz.
+    private var counted: [String: RecentOrigins] = [:]
 
-    /// The windows `batch` closed, or why it was refused (a batch overlapping what was counted: a replay).
+    static let rememberedOrigins = 2048
+
+    /// The windows `batch` closed, or why it was refused (a batch overlapping what was counted, or
+    /// with the origin of one counted: a replay).
     mutating func add(
-        _ batch: AccelerationBatch, sensor: String, firstSampleMs: Int64, receivedMs: Int64
+        _ batch: AccelerationBatch, sensor: String, firstSampleMs: Int64, receivedMs: Int64, origin: Int64? = nil
     ) -> Result<[StoredStepRecord], AccelerationStepCounter.Refusal> {
+        if let origin, counted[sensor]?.contains(origin) == true { return .failure(.replayed) }
         var counter = counters[sensor]?.counter ?? AccelerationStepCounter()
         let result = counter.add(batch, firstSampleMs: firstSampleMs)
         // A refused batch (a replay) is no new signal: the sensor still counts as quiet.
-        if case .success = result { counters[sensor] = (counter, .now) }
+        if case .success = result {
+            counters[sensor] = (counter, .now)
+            if let origin { counted[sensor, default: RecentOrigins(capacity: Self.rememberedOrigins)].insert(origin) }
+        }
         return result.map { $0.map { Self.record($0, sensor: sensor, receivedMs: receivedMs) } }
     }
 
@@ -55,5 +67,28 @@ struct AccelerometerStepWindows {
         StoredStepRecord(
             sensor: sensor, firstSampleMs: window.firstSampleMs, lastSampleMs: window.lastSampleMs, receivedMs: receivedMs,
             coveredMs: window.coveredMs, steps: window.steps)
+    }
+}
+
+/// A bounded set of recent origins: the oldest goes when a new one comes past `capacity`.
+struct RecentOrigins {
+    private var order: [Int64] = []
+    private var members: Set<Int64> = []
+    private var next = 0
+    let capacity: Int
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    func contains(_ origin: Int64) -> Bool { members.contains(origin) }
+
+    mutating func insert(_ origin: Int64) {
+        guard members.insert(origin).inserted else { return }
+        if order.count < capacity {
+            order.append(origin)
+        } else {
+            members.remove(order[next])
+            order[next] = origin
+            next = (next + 1) % capacity
+        }
     }
 }

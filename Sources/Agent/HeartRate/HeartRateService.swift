@@ -28,16 +28,19 @@ struct HeartRateService: Service, CustomStringConvertible {
     /// so notifications that arrived together (a backlog from a bridge whose clock was never set)
     /// are all kept, in their order, a millisecond apart, rather than taken for replays.
     struct ReceiveTimes {
-        private var last: [String: Int64] = [:]
+        /// Per sensor: the clock's reading at the last one, and the time it was given.
+        private var last: [String: (receivedMs: Int64, givenMs: Int64)] = [:]
 
-        /// A receive time this far behind the last stamp is the clock stepped back (chrony or NTP
-        /// setting it), not a batch: stamps follow the new time.
+        /// A receive time this far behind the last clock reading is the clock stepped back (chrony
+        /// or NTP setting it), not a batch: stamps follow the new time. Measured against the
+        /// reading, not the time given: a backlog of 10 000 given a millisecond each runs 10 s
+        /// ahead of the clock, and the next batch is no step back.
         static let stepBackMs: Int64 = 1000
 
         mutating func next(for sensor: String, atLeast timeMs: Int64) -> Int64 {
             var time = timeMs
-            if let previous = last[sensor], timeMs >= previous - Self.stepBackMs { time = max(timeMs, previous + 1) }
-            last[sensor] = time
+            if let previous = last[sensor], timeMs >= previous.receivedMs - Self.stepBackMs { time = max(timeMs, previous.givenMs + 1) }
+            last[sensor] = (timeMs, time)
             return time
         }
     }
@@ -145,13 +148,17 @@ struct HeartRateService: Service, CustomStringConvertible {
             case .success(let message):
                 let stamp = Self.stamp(message.timestamp, received: received, synchronised: synchronised)
                 var timeMs = stamp.time.unixMs
+                // Stored at its receive time, a notification is named by what the bridge sent.
+                var origin: Int64?
                 if let reason = stamp.receiveTimeBecause {
                     counters.heartRateReceiveTimeUsed.count(reason)
                     timeMs = receiveTimes.next(for: message.sensor, atLeast: timeMs)
+                    origin = BridgeOrigin.of(message)
                 }
                 switch message.reading {
                 case .heartRate(let measurement):
-                    let sample = Self.stored(message.sensor, measurement, raw: message.raw, timeMs: timeMs, received: received)
+                    var sample = Self.stored(message.sensor, measurement, raw: message.raw, timeMs: timeMs, received: received)
+                    sample.origin = origin
                     samples.append(sample)
                     if sample.valid {
                         status.state = .streaming
@@ -160,9 +167,9 @@ struct HeartRateService: Service, CustomStringConvertible {
                         status.state = .noContact
                     }
                 case .runningSpeedCadence:
-                    steps.append(StoredStepRecord(sensor: message.sensor, timeMs: timeMs, receivedMs: receivedMs, rsc: message.raw))
+                    steps.append(StoredStepRecord(sensor: message.sensor, timeMs: timeMs, receivedMs: receivedMs, rsc: message.raw, origin: origin))
                 case .acceleration(let batch):
-                    switch accelerometers.add(batch, sensor: message.sensor, firstSampleMs: timeMs, receivedMs: receivedMs) {
+                    switch accelerometers.add(batch, sensor: message.sensor, firstSampleMs: timeMs, receivedMs: receivedMs, origin: origin) {
                     case .success(let windows): steps += windows
                     case .failure(let refusal):
                         counters.heartRateDropped.count(IngestCounters.HeartRateDrop.duplicate, detail: "pmd_acc from \(message.sensor): \(refusal)")

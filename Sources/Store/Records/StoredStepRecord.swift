@@ -18,8 +18,11 @@ public struct StoredStepRecord: Sendable, Equatable {
     public var endMs: Int64?
     public var coveredMs: Int64?
     public var steps: Int?
+    /// rsc stored at its receive time: what the bridge sent, hashed (as `StoredHeartRate.origin`).
+    public var origin: Int64?
 
-    public init(sensor: String, timeMs: Int64, receivedMs: Int64, rsc raw: [UInt8]) {
+    public init(sensor: String, timeMs: Int64, receivedMs: Int64, rsc raw: [UInt8], origin: Int64? = nil) {
+        self.origin = origin
         self.sensor = sensor
         kind = .rsc
         self.timeMs = timeMs
