@@ -46,10 +46,34 @@ struct IngestJournalTests {
     func codecRoundTrip() throws {
         var entry = JournalEntry(seq: 42, fixes: [fix(1), fix(2)], heartRates: [heartRate(3), heartRate(4)], steps: [stepWindow(5)])
         entry.steps.append(StoredStepRecord(sensor: "pod", timeMs: Self.start, receivedMs: Self.start + 3, rsc: [0x02, 0x80, 0x02, 0xAA]))
+        entry.steps.append(StoredStepRecord(sensor: "pod", timeMs: Self.start + 1, receivedMs: Self.start + 4, rsc: [0x02, 0x80, 0x02, 0xAB], origin: -7))
+        entry.heartRates[1].origin = .min
         let body = try #require(entry.encode())
         #expect(body.count == JournalEntry.bodySize)
         #expect(JournalEntry.decode(body) == entry)
         #expect(JournalEntry.decode([1, 2, 3]) == nil)
+    }
+
+    @Test("a replay named by its origin (stored at its receive time, at another time) is stored once, journal on or off", arguments: [true, false])
+    func replayByOrigin(journal: Bool) async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(Store.Configuration(path: directory.file("k.db"), journalFoldAfter: journal ? .seconds(3600) : nil))
+        var first = heartRate(1)
+        first.origin = 99
+        var copy = heartRate(2)  // the same notification, given a later receive time
+        copy.origin = 99
+        var other = heartRate(3, sensor: "other")  // the same origin from another sensor is its own
+        other.origin = 99
+        var pod = StoredStepRecord(sensor: "pod", timeMs: Self.start, receivedMs: Self.start, rsc: [0x02, 0x80, 0x02, 0xAA], origin: 5)
+        let firstWrite = try await store.write(heartRates: [first], steps: [pod])
+        pod.timeMs += 1000
+        let again = try await store.write(heartRates: [copy, other], steps: [pod])
+        await store.foldForReaders()
+        let replayAfterFold = try await store.write(heartRates: [copy], steps: [pod])
+        #expect(firstWrite.heartRatesInserted == 1 && firstWrite.stepRecordsInserted == 1)
+        #expect(again.heartRatesInserted == 1 && again.stepRecordsInserted == 0, "only the other sensor's is new")
+        #expect(replayAfterFold.heartRatesInserted == 0 && replayAfterFold.stepRecordsInserted == 0)
+        #expect(try await store.heartRates(fromMs: 0, toMs: .max).map(\.sensor).sorted() == ["AA:BB:CC:DD:EE:FF", "other"])
     }
 
     @Test("a window too large for a slot does not encode")
@@ -318,8 +342,11 @@ struct IngestJournalTests {
                 let body = try #require(JournalEntry(seq: seq, fixes: [fix(seq)], heartRates: [heartRate(seq)]).encode())
                 try db.statement("INSERT INTO ingest_journal (slot, body) VALUES (?, ?)").bind(.integer(seq - 1), .blob(Array(body.prefix(464)))).run()
             }
-            // And without what schema 10 added to the outbox (schema 9's table is made IF NOT EXISTS).
+            // And without what schema 10 added to the outbox (schema 9's table is made IF NOT EXISTS),
+            // nor schema 13's origins.
             try db.execute("""
+                DROP INDEX hr_sample_origin; DROP INDEX step_record_origin;
+                ALTER TABLE hr_sample DROP COLUMN origin; ALTER TABLE step_record DROP COLUMN origin;
                 DROP INDEX outbox_pending; DROP INDEX outbox_supersedable; DROP INDEX outbox_set_aside;
                 ALTER TABLE outbox DROP COLUMN delivered;
                 CREATE INDEX outbox_pending ON outbox (id) WHERE rejected_reason IS NULL;
