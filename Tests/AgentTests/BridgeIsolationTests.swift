@@ -119,7 +119,8 @@ struct BridgeIsolationTests {
         let inodes = Self.socketInodes(of: pid)
         #expect(Self.boundAddresses(table: "udp6", inodes: inodes).filter { $0.hasSuffix(":\(hexPort)") }.isEmpty)
 
-        let lines = try String(contentsOfFile: Tools.fixture("hr/nsr-60min.ndjson"), encoding: .utf8).split(separator: "\n").map(String.init)
+        let day = HeartRateFixture.yesterday
+        let lines = try HeartRateFixture.lines(on: day)
         let count = { (try? SQLiteConnection(path: agent.storePath, readOnly: true).scalarInt("SELECT count(*) FROM hr_sample")) ?? nil }
         guard let other = Self.nonLoopbackIPv4() else {
             Issue.record("this machine has no non-loopback IPv4 address; only the socket table was checked")
@@ -144,8 +145,11 @@ struct BridgeIsolationTests {
         }
         let db = try SQLiteConnection(path: agent.storePath, readOnly: true)
         #expect(try db.scalarInt("SELECT count(*) FROM hr_sample") == 1, "the datagram sent to \(other) was read")
-        // 2026-11-21T08:00:01Z is the first fixture line's time, the one sent to the other address.
-        #expect(try db.scalarInt("SELECT count(*) FROM hr_sample WHERE ts_ms = 1795248001000") == 0, "the datagram sent to \(other) was read")
+        // 08:00:01Z is the first fixture line's time, the one sent to the other address.
+        let firstMs = 1_795_248_001_000 + HeartRateFixture.shiftMs(to: day)
+        let atFirst = try db.statement(sql: "SELECT count(*) FROM hr_sample WHERE ts_ms = ?").bind(.integer(firstMs))
+        #expect(try atFirst.step() && atFirst.int64(0) == 0, "the datagram sent to \(other) was read")
+        atFirst.reset()
         #expect(agent.stop() == 0)
     }
 }

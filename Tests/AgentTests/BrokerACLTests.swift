@@ -74,14 +74,12 @@ struct BrokerACLTests {
             }
         }
 
-        // A query from the phone, answered in its reply area (asked again until the agent's subscription is in).
-        var answered = false
-        for attempt in 0..<40 where !answered {
-            _ = try await Self.publish(
-                port: broker.port, tls: phone + ["-D", "publish", "response-topic", "reply/phone/1", "-D", "publish", "correlation-data", "q\(attempt)"],
-                topic: "keepalive/pi/selection/date", message: "2026-01-05")
-            answered = (try? await phoneReplies.waitFor(timeout: 0.5, "the reply") { $0.topic == "reply/phone/1" }) != nil
-        }
+        // A query from the phone, asked once the agent's subscription is in, answered in its reply area.
+        try await broker.waitForSubscription(to: "keepalive/pi/selection/date")
+        _ = try await Self.publish(
+            port: broker.port, tls: phone + ["-D", "publish", "response-topic", "reply/phone/1", "-D", "publish", "correlation-data", "q1"],
+            topic: "keepalive/pi/selection/date", message: "2026-01-05")
+        let answered = (try? await phoneReplies.waitFor(timeout: 10, "the reply") { $0.topic == "reply/phone/1" }) != nil
         let firstReplyProperties = phoneReplies.messages.first?.userProperties
         // Without a response topic: the fallback topic, inside the device's tree.
         _ = try await Self.publish(port: broker.port, tls: phone, topic: "keepalive/pi/selection/date", message: "2026-01-05")
@@ -90,12 +88,12 @@ struct BrokerACLTests {
         }
 
         // The bridge: a real measurement in, then (silent for stall_timeout_s) a reconnect command out.
-        let line = try #require(try String(contentsOfFile: Tools.fixture("hr/nsr-60min.ndjson"), encoding: .utf8).split(separator: "\n").first)
+        let line = try #require(try HeartRateFixture.lines(on: HeartRateFixture.yesterday).first)
         let count = { (try? SQLiteConnection(path: agent.storePath, readOnly: true).scalarInt("SELECT count(*) FROM hr_sample")) ?? nil }
-        for attempt in 1...20 where (count() ?? 0) == 0 {
-            _ = try await Self.publish(port: broker.port, tls: bridge, topic: "hrbridge/v1/nsr-strap/measurement", message: String(line))
-            try? await Wait.until(timeout: 1, "the bridge's measurement stored (try \(attempt))") { (count() ?? 0) > 0 }
-        }
+        // Published once, after the agent's subscription is in.
+        try await broker.waitForSubscription(to: "hrbridge/v1/+/measurement")
+        _ = try await Self.publish(port: broker.port, tls: bridge, topic: "hrbridge/v1/nsr-strap/measurement", message: String(line))
+        try? await Wait.until(timeout: 10, "the bridge's measurement stored") { (count() ?? 0) > 0 }
         let storedFromBridge = count()
         let command = await captured {
             try await bridgeCommands.waitFor(timeout: 15, "a reconnect command to the bridge") { $0.topic == "hrbridge/v1/nsr-strap/cmd" }

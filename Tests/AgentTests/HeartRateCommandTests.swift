@@ -36,8 +36,7 @@ struct HeartRateCommandTests {
         let directory = try TemporaryDirectory("hr-command")
         let head = try directory.write(
             "head.ndjson",
-            try String(contentsOfFile: Tools.fixture("hr/nsr-60min.ndjson"), encoding: .utf8).split(separator: "\n").prefix(50)
-                .joined(separator: "\n") + "\n")
+            try HeartRateFixture.lines(on: HeartRateFixture.yesterday).prefix(50).joined(separator: "\n") + "\n")
         let pids = directory.file("pids")
         // The bridge: records its pid, prints 50 real messages, then stalls silently (as straps do).
         let script = "echo $$ >> \(pids); cat \(head); exec sleep 1000"

@@ -31,19 +31,17 @@ struct HeartRateMQTTTests {
             directory: directory)
         defer { agent.kill9() }
         try await agent.process!.waitForLine(containing: "MQTT connected")
-        let lines = try String(contentsOfFile: Tools.fixture("hr/nsr-60min.ndjson"), encoding: .utf8)
-            .split(separator: "\n").prefix(100).joined(separator: "\n") + "\n"
+        let lines = try HeartRateFixture.lines(on: HeartRateFixture.yesterday).prefix(100).joined(separator: "\n") + "\n"
         let input = try directory.write("bridge.ndjson", lines)
         try await MQTTTools.publish(port: broker.port, topic: "hrbridge/v1/strap/status", message: "online", retain: true)
         let count = { (try? SQLiteConnection(path: agent.storePath, readOnly: true).scalarInt("SELECT count(*) FROM hr_sample")) ?? nil }
-        // The agent's SUBSCRIBE may not be through yet on the first try: publish again until stored.
-        for attempt in 1...5 where count() != 100 {
-            let bridge = try ManagedProcess(
-                name: "bridge", executable: "/bin/sh",
-                arguments: ["-c", "\(Tools.mosquittoPub) -h 127.0.0.1 -p \(broker.port) -q 1 -t hrbridge/v1/strap/measurement -l < \(input)"])
-            _ = await bridge.waitForExit(timeout: 10)
-            try? await Wait.until(timeout: 4, "100 notifications stored from MQTT (try \(attempt))") { count() == 100 }
-        }
+        // Published once, after the agent's subscription is in at the broker.
+        try await broker.waitForSubscription(to: "hrbridge/v1/+/measurement")
+        let bridge = try ManagedProcess(
+            name: "bridge", executable: "/bin/sh",
+            arguments: ["-c", "\(Tools.mosquittoPub) -h 127.0.0.1 -p \(broker.port) -q 1 -t hrbridge/v1/strap/measurement -l < \(input)"])
+        _ = await bridge.waitForExit(timeout: 10)
+        try? await Wait.until(timeout: 10, "100 notifications stored from MQTT") { count() == 100 }
         let stored = count()
         // Silence: the agent commands the bridge to reconnect, again after the backoff.
         let commands = await captured {

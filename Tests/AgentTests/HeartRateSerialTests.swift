@@ -11,9 +11,10 @@ struct HeartRateSerialTests {
     func serialBridge() async throws {
         let broker = try MosquittoBroker()
         let events = try await MQTTSubscriber(port: broker.port, filter: "keepalive/testpi/event/#")
+        let directory = try TemporaryDirectory("hr-serial")
         let bridge = try ManagedProcess(
             name: "pty_bridge", executable: Tools.find("python3"),
-            arguments: [Tools.fixture("tools/pty_bridge.py"), Tools.fixture("hr/nsr-60min.ndjson"), "40"])
+            arguments: [Tools.fixture("tools/pty_bridge.py"), try HeartRateFixture.file(on: HeartRateFixture.yesterday, in: directory), "40"])
         let tty = try await bridge.waitForLine(containing: "/dev/pts/")
         let agent = try AgentProcess(
             brokerPort: broker.port,

@@ -162,12 +162,12 @@ struct HomeAssistantLifecycleTests {
         let hr = try #require(first.json?["hr"] as? [String: Any])
         #expect(hr["bpm"] is NSNull, "\(first.payload)")
         try await agent.process!.waitForLine(containing: "Starting service sl-service=HeartRateService")
-        let lines = try String(contentsOfFile: Tools.fixture("hr/nsr-60min.ndjson"), encoding: .utf8)
-            .split(separator: "\n").prefix(5).map(String.init)
+        let lines = Array(try HeartRateFixture.lines(on: HeartRateFixture.yesterday).prefix(5))
         let last = try #require(try JSONSerialization.jsonObject(with: Data(lines[4].utf8)) as? [String: Any])
         let bpm = try #require(last["bpm"] as? Int)
         let reported = { status.messages.contains { ($0.json?["hr"] as? [String: Any])?["bpm"] as? Int == bpm } }
-        // A datagram sent while the socket is being bound is lost, as UDP is: send again until one gets through.
+        // A datagram sent while the socket is being bound is lost, as UDP is: send again until one
+        // gets through. Harmless: a copy is a replay, stored once.
         for attempt in 1...5 where !reported() {
             UDPSender.send(port: port, lines: lines)
             try? await Wait.until(timeout: 3, "a status with hr.bpm = \(bpm) (try \(attempt))", reported)

@@ -122,7 +122,9 @@ struct QueryFreshnessTests {
 
         let requester = Requester(port: broker.port)
         defer { requester.stop() }
-        try await requester.waitUntilAnswered(topic: "keepalive/testpi/selection/date", date: "\(today)")
+        // Each query is asked once: after the agent's subscription and the requester's are in.
+        try await broker.waitForSubscription(to: "keepalive/testpi/selection/date")
+        try await broker.waitForSubscription(to: Requester.replyTopic)
 
         let stored = StoredCounts(path: agent.storePath)
         var rounds = 0
@@ -336,14 +338,6 @@ final class Requester: @unchecked Sendable {
             lock.withLock { replies[correlation] = message }
         }
         client.start()
-    }
-
-    /// Asks until the agent answers (its subscription is in place).
-    func waitUntilAnswered(topic: String, date: String) async throws {
-        for attempt in 0..<50 {
-            if (try? await ask(topic, date: date, qos: .atLeastOnce, round: -1 - attempt, timeout: 0.5)) != nil { return }
-        }
-        throw WaitTimeout(description: "the agent never answered a query on \(topic)")
     }
 
     func ask(_ topic: String, date: String, qos: MQTTQoS, round: Int, timeout: Double = 10) async throws -> MQTTIncomingMessage {

@@ -198,15 +198,10 @@ struct ReplyRoutingBrokerTests {
             return try await replies.waitFor("the reply to \(id) on \(expected)") { $0.correlationData == id && $0.topic == expected }
         }
 
-        /// Asks with a refused response topic until the agent answers (its subscription is in).
+        /// Waits until the agent's subscription to the query topic is in at the broker: a query asked
+        /// after it is answered, so each test asks once.
         func waitUntilAnswering() async throws {
-            for attempt in 0..<50 {
-                try await MQTTTools.publish(
-                    port: broker.port, topic: topic, message: day,
-                    extraArguments: ["-D", "publish", "response-topic", "keepalive/testpi/x", "-D", "publish", "correlation-data", "probe-\(attempt)"])
-                if (try? await replies.waitFor(timeout: 0.5, "a probe answered") { $0.correlationData.hasPrefix("probe-") }) != nil { return }
-            }
-            throw WaitTimeout(description: "the agent never answered; log:\n\(agent.log.suffix(1500))")
+            try await broker.waitForSubscription(to: topic)
         }
     }
 

@@ -26,11 +26,12 @@ public final class MosquittoBroker: @unchecked Sendable {
             persistence \(persistence)
             persistence_location \(directory.path)/
             user root
-            log_dest stdout
+            log_dest stderr
             log_type error
             log_type warning
             log_type notice
             log_type information
+            log_type subscribe
             \(extraConfig)
             """
         let configPath = try directory.write("mosquitto.conf", config)
@@ -41,6 +42,18 @@ public final class MosquittoBroker: @unchecked Sendable {
                 throw WaitTimeout(description: "mosquitto did not listen on \(port): \(process?.text ?? "")")
             }
             usleep(20_000)
+        }
+    }
+
+    /// Waits until a client has subscribed to `filter`: mosquitto logs `<client> <qos> <filter>`
+    /// for each subscription (`log_type subscribe`). A message published after that reaches the
+    /// client, so a test publishes once instead of again until it is seen.
+    public func waitForSubscription(to filter: String, timeout: Double = 20) async throws {
+        try await Wait.until(timeout: timeout, "a subscription to \(filter) at the broker on \(port); its log:\n\((process?.text ?? "").suffix(1000))") {
+            (process?.text ?? "").split(separator: "\n").contains { line in
+                let parts = line.split(separator: " ")
+                return parts.count == 4 && parts[3] == filter && Int(parts[2]) != nil
+            }
         }
     }
 
