@@ -81,7 +81,7 @@ struct ServicesInProcessTests {
 
     static let t0: Int64 = 1_795_248_000  // 2026-11-21T08:00:00Z, a slot boundary
 
-    @Test("location slots: position-less and stale before any fix, the fix while fresh, stale with its own tst once older than a slot, missed slots filled in order, a clock jump not")
+    @Test("location slots: before any fix on event/no_position (never a location without lat/lon), the fix while fresh, stale with its own tst once older than a slot, missed slots filled in order, a clock jump not")
     func locationSlots() async throws {
         let rig = try Rig()
         let clock = ManualClock(Date(timeIntervalSince1970: Double(Self.t0)))
@@ -98,23 +98,27 @@ struct ServicesInProcessTests {
         clock.set(Date(timeIntervalSince1970: Double(Self.t0 + 1800)))
         await publisher.publishSlots(upTo: Self.t0 + 1800)
         var messages = try await rig.queued("keepalive/p/location")
-        // 08:00 (no fix), 08:05 (fresh), 08:10 (stale), then 08:15, 08:20, 08:25 filled in and 08:30: seven.
-        #expect(messages.count == 7)
-        let first = messages[0], second = messages[1]
-        #expect(first["stale"] as? Bool == true, "no fix known yet: \(first)")
-        #expect(first.keys.contains("lat") == false)
+        let noPosition = try await rig.queued("keepalive/p/event/no_position")
+        // 08:00 (no fix: its slot's message on event/no_position, never a location without lat/lon,
+        // which OwnTracks rejects), 08:05 (fresh), 08:10 (stale), then 08:15, 08:20, 08:25 filled in and 08:30.
+        #expect(noPosition.count == 1 && noPosition.first?["stale"] as? Bool == true, "no fix known yet: \(noPosition)")
+        #expect(noPosition.first?["_type"] == nil, "not an OwnTracks location: \(noPosition)")
+        #expect(messages.count == 6)
+        #expect(messages.allSatisfy { $0["_type"] as? String == "location" && $0["lat"] is Double && $0["lon"] is Double })
+        let second = messages[0]
+        #expect((noPosition.first?["seq"] as? Int ?? .max) < (second["seq"] as? Int ?? 0), "the slots' seqs in order across both topics")
         #expect(second["lat"] as? Double == 52.5 && second["tst"] as? Int == Int(Self.t0 + 10))
         #expect(second.keys.contains("stale") == false)
-        #expect(messages[2]["stale"] as? Bool == true && messages[2]["tst"] as? Int == Int(Self.t0 + 10), "older than a slot: stale, its own tst")
+        #expect(messages[1]["stale"] as? Bool == true && messages[1]["tst"] as? Int == Int(Self.t0 + 10), "older than a slot: stale, its own tst")
         let seqs = messages.compactMap { $0["seq"] as? Int }
         #expect(seqs == seqs.sorted() && Set(seqs).count == seqs.count)
-        #expect(messages.allSatisfy { $0["t"] as? String == "t" && $0["tid"] as? String == "pi" })
+        #expect((messages + noPosition).allSatisfy { $0["t"] as? String == "t" && $0["tid"] as? String == "pi" })
 
         // A jump of a day (NTP setting the clock): one message, not 288.
         clock.step(to: Date(timeIntervalSince1970: Double(Self.t0 + 1800 + 86_400)))
         await publisher.publishSlots(upTo: Self.t0 + 1800 + 86_400)
         messages = try await rig.queued("keepalive/p/location")
-        #expect(messages.count == 8)
+        #expect(messages.count == 7)
     }
 
     @Test("the sample writer holds at most maxPendingFixes: past it the oldest go, counted as memory_limit, the newest are stored")

@@ -6,9 +6,13 @@ import Store
 /// Publishes `<root>/location` (retained, QoS 1, through the outbox) once per slot of
 /// `location_interval_s` aligned to the wall clock (:00, :05, … for 300 s), and once right after
 /// the first valid fix after start. Every slot yields exactly one message: the newest fix, or
-/// the last known one marked `"stale":true`, or a position-less stale message.
+/// the last known one marked `"stale":true` on `location`; before any fix is known, on
+/// `<root>/event/no_position` instead, because OwnTracks requires `lat` and `lon` in a location
+/// (its Recorder logs an error for each one without, and drops it).
 actor LocationPublisher: Service, CustomStringConvertible {
     private let topic: String
+    /// Where a slot goes while no position is known: not `location` (see above), not mirrored.
+    private let noPositionTopic: String
     private let mirrorTopic: String?
     private let intervalS: Int
     private let trackerID: String
@@ -29,6 +33,7 @@ actor LocationPublisher: Service, CustomStringConvertible {
         clock: AgentClock, logger: Logger
     ) {
         topic = "\(topicRoot)/location"
+        noPositionTopic = "\(topicRoot)/event/no_position"
         self.mirrorTopic = mirrorTopic
         self.intervalS = intervalS
         trackerID = Self.trackerID(for: deviceID)
@@ -117,6 +122,13 @@ actor LocationPublisher: Service, CustomStringConvertible {
         let body = slotTime == nil ? members.filter { $0.0 != "t" } : members
         // Every slot yields one message: while the store cannot take it (disk full) it goes out
         // live and is queued with the same seq once the store works again.
+        guard fix != nil else {
+            let draft = OutboxDraft(topic: noPositionTopic, retain: false, holdWhenUnstorable: true) { seq in Self.insertSeq(seq, into: body).bytes }
+            do { try await writer.publish([draft]) } catch {
+                logger.error("cannot queue a slot without position", metadata: ["error": "\(error)"])
+            }
+            return
+        }
         var drafts = [
             OutboxDraft(topic: topic, retain: true, holdWhenUnstorable: true) { seq in Self.insertSeq(seq, into: body).bytes }
         ]
@@ -137,8 +149,9 @@ actor LocationPublisher: Service, CustomStringConvertible {
     /// OwnTracks' location fields, integers where OwnTracks has integers.
     static func payloadMembers(fix: StoredFix?, stale: Bool, createdAt: Date, trackerID: String) -> [(String, JSONValue)] {
         guard let fix else {
-            return [("_type", "location"), ("created_at", .int(Int64(createdAt.timeIntervalSince1970))), ("tid", .string(trackerID)),
-                    ("t", "t"), ("stale", true)]
+            // Not a location (no `_type`): OwnTracks consumers of `location` never see it.
+            return [("created_at", .int(Int64(createdAt.timeIntervalSince1970))), ("tid", .string(trackerID)), ("t", "t"),
+                    ("stale", true), ("reason", "no fix known yet")]
         }
         func integer(_ value: Double?) -> JSONValue { value.map { .int(Int64($0.rounded())) } ?? .null }
         var members: [(String, JSONValue)] = [
