@@ -8,7 +8,8 @@ import TestKit
 /// however they arrive (issue 45). Three days are played through gpsfake, gpsd, a heart-rate
 /// bridge process and the agent binary, each in several ways (`ArrivalVariant`: gpsfake at 10×,
 /// 50× or 500×; the strap's notifications as one backlog before or after the fixes or streamed
-/// live; the clock synchronised or not; the agent restarted midway), and every way must give
+/// live; the clock synchronised or not; the agent restarted midway; the rows reaching the
+/// workout service as they come or a minute at a time, the product's `fold_s`), and every way must give
 /// what the first gave: one workout with the same start and end to the second, distance within
 /// 0.1 %, the same moving time, splits and heart rate, and the same day's heart-rate and workout
 /// totals.
@@ -29,7 +30,8 @@ struct ArrivalIndependenceTests {
     static let variants: [String: [Variant]] = [
         "loop": [
             Variant(speed: 50, heartRate: .backlogBefore, synchronised: true),
-            Variant(speed: 10, heartRate: .backlogBefore, synchronised: false),
+            Variant(speed: 10, heartRate: .backlogBefore, synchronised: false, foldS: 60),
+            Variant(speed: 50, heartRate: .backlogBefore, synchronised: false, foldS: 60),
             Variant(speed: 500, heartRate: .backlogAfter, synchronised: false),
             Variant(speed: 50, heartRate: .live, synchronised: false),
             Variant(speed: 50, heartRate: .backlogBefore, synchronised: true, restartMidway: true),
@@ -37,7 +39,7 @@ struct ArrivalIndependenceTests {
         "track": [
             Variant(speed: 50, heartRate: .backlogBefore, synchronised: true),
             Variant(speed: 500, heartRate: .live, synchronised: false),
-            Variant(speed: 50, heartRate: .backlogAfter, synchronised: false, restartMidway: true),
+            Variant(speed: 50, heartRate: .backlogAfter, synchronised: false, restartMidway: true, foldS: 60),
         ],
         "walk": [
             Variant(speed: 50, heartRate: .backlogBefore, synchronised: true),

@@ -20,10 +20,13 @@ struct ArrivalVariant: Sendable, CustomStringConvertible {
     var heartRate: HeartRate
     var synchronised: Bool
     var restartMidway = false
+    /// `[store] fold_s`: the product's 60 hands the workout service the rows a minute at a time
+    /// (50 minutes of a 50× replay at once); the suite's usual 1 nearly as they come.
+    var foldS = 1
 
     var description: String {
         "\(Int(speed))×, heart rate \(heartRate.rawValue), clock \(synchronised ? "synchronised" : "not synchronised")"
-            + (restartMidway ? ", agent restarted midway" : "")
+            + (restartMidway ? ", agent restarted midway" : "") + (foldS == 1 ? "" : ", fold_s \(foldS)")
     }
 
     /// A day to play: the fixes (1 Hz) and the strap's notifications (NDJSON lines, 1 Hz).
@@ -87,7 +90,7 @@ struct ArrivalVariant: Sendable, CustomStringConvertible {
         let gpsPort = Ports.free()
         let agent = try AgentProcess(
             brokerPort: broker.port, deviceID: deviceID, gpsPort: gpsPort, extraConfig: bridge, directory: directory,
-            environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": synchronised ? "1" : "0"])
+            environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": synchronised ? "1" : "0"], foldS: foldS)
         defer { agent.stop() }
         let linger = 5
         for (index, track) in tracks.enumerated() {

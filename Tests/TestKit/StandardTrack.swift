@@ -1,7 +1,7 @@
 import Foundation
 
 /// Laps of a standard 400 m running track as a receiver reports them, for gpsfake or the
-/// summary directly: World Athletics' geometry (Track and Field Facilities Manual 2019, §2.2.1.1:
+/// summary directly: World Athletics' standard track (Track and Field Facilities Manual 2019:
 /// two 84.39 m straights and two bends of 36.50 m inner-kerb radius; lane 1 is measured on a line
 /// 0.30 m outside the kerb, radius 36.80 m, which makes the lap 400.00 m; 36.50 m taken as the
 /// measurement line's radius would make it 398.1 m).

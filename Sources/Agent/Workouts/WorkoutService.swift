@@ -33,8 +33,9 @@ actor WorkoutService: Service, CustomStringConvertible {
     /// When fixes and heart rate last arrived, on the monotonic clock (`AgentClock.uptime`): how
     /// long a stream has been silent is real time that passed, never the agent's time of day.
     /// Before the clock is synchronised that time follows the newest fix's GPS time (AgentClock),
-    /// so during a replay at 50× it ran 50 times too fast: 6 s between two batches of fixes read
-    /// as the 5 minutes that end a run, which ended 7 minutes early (issue 45).
+    /// so during a replay at 50× it runs 50 times too fast, while the rows reach this service a
+    /// minute at a time (`[store] fold_s`): 6 s after a fold the stored fixes read as silent for
+    /// the 5 minutes that end a run, which ended 7 minutes early (issue 45).
     private var lastMotionArrival: Duration = .zero
     private var lastPulseArrival: Duration = .zero
     private var window: WorkoutWindow
