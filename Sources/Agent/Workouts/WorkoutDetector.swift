@@ -156,13 +156,15 @@ struct WorkoutDetector: Sendable {
     struct Horizon: Sendable {
         var settledMs: Int64
 
-        /// A stream's own horizon: its newest sample plus the time since it last delivered
-        /// anything. A stream with nothing in the window holds everything back until it has been
-        /// silent for `end_pause_s` (its data may be on the way: a strap's backlog arrives before
-        /// the GPS is reached), then stops counting (no GPS at all; a strap left at home).
+        /// A stream's own horizon: its newest sample, on the data's own time, for as long as it
+        /// is delivering. Only a stream silent for `end_pause_s` of real time (`silentForMs`, on
+        /// the monotonic clock) stops counting, and the other stream or the clock decides (a GPS
+        /// that lost the sky after the run, a strap left at home). Its newest sample plus the
+        /// silence would let a replay's pace decide: between two batches of a 50× replay the
+        /// silence is seconds, the data's time minutes. A stream that has delivered nothing
+        /// holds everything back meanwhile (its data may be on the way: a strap's backlog).
         static func stream(newestMs: Int64?, silentForMs: Int64, endPauseMs: Int64) -> Int64? {
-            if let newestMs { return newestMs + max(0, silentForMs) }
-            return silentForMs >= endPauseMs ? nil : 0
+            silentForMs >= endPauseMs ? nil : newestMs ?? 0
         }
 
         /// Never past `nowMs`: a sample stamped in the future must not finish anything early.

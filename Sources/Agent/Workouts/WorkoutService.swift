@@ -30,10 +30,14 @@ actor WorkoutService: Service, CustomStringConvertible {
     let logger: Logger
 
     private var cursor = RowCursor()
-    /// When fixes and heart rate last arrived (trusted time): a stream's time is taken to go on
-    /// with the clock only once it has stopped, so a backlog streaming in never ends a workout early.
-    private var lastMotionArrivalMs: Int64 = 0
-    private var lastPulseArrivalMs: Int64 = 0
+    /// When fixes and heart rate last arrived, on the monotonic clock (`AgentClock.uptime`): how
+    /// long a stream has been silent is real time that passed, never the agent's time of day.
+    /// Before the clock is synchronised that time follows the newest fix's GPS time (AgentClock),
+    /// so during a replay at 50× it runs 50 times too fast, while the rows reach this service a
+    /// minute at a time (`[store] fold_s`): 6 s after a fold the stored fixes read as silent for
+    /// the 5 minutes that end a run, which ended 7 minutes early (issue 45).
+    private var lastMotionArrival: Duration = .zero
+    private var lastPulseArrival: Duration = .zero
     private var window: WorkoutWindow
     /// Open workouts already announced (and stored unfinished), by id.
     var announced: [String: StoredWorkout] = [:]
@@ -111,8 +115,8 @@ actor WorkoutService: Service, CustomStringConvertible {
         var loading = window
         try await loading.load(fromMs: fromMs, store: store, upTo: cursor)
         window = loading
-        lastMotionArrivalMs = nowMs
-        lastPulseArrivalMs = nowMs
+        lastMotionArrival = clock.uptime()
+        lastPulseArrival = lastMotionArrival
         try await detect(nowMs: nowMs)
     }
 
@@ -125,8 +129,8 @@ actor WorkoutService: Service, CustomStringConvertible {
             var adding = window
             let added = try await adding.add(fixes: batch.fixes, heartRates: batch.heartRates, store: store, upTo: cursor)
             window = adding
-            if added.motion { lastMotionArrivalMs = nowMs }
-            if added.pulse { lastPulseArrivalMs = nowMs }
+            if added.motion { lastMotionArrival = clock.uptime() }
+            if added.pulse { lastPulseArrival = clock.uptime() }
             if added.motion || added.pulse { changed = true }
             if batch.isLast(limit: Self.rowsPerRead) { break }
             // More is waiting (a strap's backlog): look at what came so far before reading on, so
@@ -141,10 +145,15 @@ actor WorkoutService: Service, CustomStringConvertible {
 
     func detect(nowMs: Int64) async throws {
         typealias Horizon = WorkoutDetector.Horizon
+        let uptime = clock.uptime()
+        func silentMs(since arrival: Duration) -> Int64 {
+            let silence = uptime - arrival
+            return silence.components.seconds * 1000 + silence.components.attoseconds / 1_000_000_000_000_000
+        }
         let horizon = Horizon(
-            motionMs: Horizon.stream(newestMs: window.newestMotionMs, silentForMs: nowMs - lastMotionArrivalMs, endPauseMs: settings.endPauseMs),
+            motionMs: Horizon.stream(newestMs: window.newestMotionMs, silentForMs: silentMs(since: lastMotionArrival), endPauseMs: settings.endPauseMs),
             pulseMs: heartRateConfigured
-                ? Horizon.stream(newestMs: window.newestPulseMs, silentForMs: nowMs - lastPulseArrivalMs, endPauseMs: settings.endPauseMs)
+                ? Horizon.stream(newestMs: window.newestPulseMs, silentForMs: silentMs(since: lastPulseArrival), endPauseMs: settings.endPauseMs)
                 : nil,
             nowMs: nowMs)
         let sessions = window.sessions(horizon: horizon).filter { !overlapsManual($0) }
