@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds the page's served directory in OUTDIR: the page's own files, the MQTT client bundled from
+# Debian's node-mqtt with Debian's esbuild, and (web/install-libs.sh) Leaflet and Chart.js copied
+# from Debian's libjs-leaflet and libjs-chart.js. Libraries and the bundle are stored gzipped:
+# mosquitto serves files as they are, and web/boot.js unzips them in the browser.
+# Usage: web/build.sh OUTDIR
+set -euo pipefail
+cd "$(dirname "$0")"
+OUT=${1:?usage: web/build.sh OUTDIR}
+mkdir -p "$OUT/lib"
+install -m 0644 index.html boot.js config.js style.css "$OUT/"
+install -m 0644 app/*.js "$OUT/"
+BUNDLE=$(mktemp -d)
+trap 'rm -rf "$BUNDLE"' EXIT
+NODE_PATH=/usr/share/nodejs esbuild mqtt-entry.js --bundle --minify --format=iife --global-name=KeepAliveMQTT \
+  --platform=browser --inject:node-globals.js --define:global=globalThis --alias:ws=./no-ws.js \
+  --log-level=warning --outfile="$BUNDLE/mqtt.min.js"
+gzip -9n <"$BUNDLE/mqtt.min.js" >"$OUT/lib/mqtt.min.js.gz"
+./install-libs.sh "$OUT"
