@@ -22,14 +22,30 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+PAGE_PORT=9001
+PAGE_URL=""
 
 # A broker.
 if listening 1883; then
   echo "demo: using the MQTT broker already on 127.0.0.1:1883" >&2
 else
+  # The day page (web/), served with MQTT over WebSockets on 127.0.0.1:$PAGE_PORT, account `page`
+  # with the password in .demo/page.password, under the shipped page ACL.
+  web/build.sh "$DEMO/web"
+  [ -s "$DEMO/page.password" ] || echo keepalive >"$DEMO/page.password"
+  rm -f "$DEMO/page.passwd"
+  touch "$DEMO/page.passwd"
+  mosquitto_passwd -b "$DEMO/page.passwd" page "$(cat "$DEMO/page.password")"
   cat >"$DEMO/mosquitto.conf" <<CONF
+per_listener_settings true
 listener 1883 127.0.0.1
 allow_anonymous true
+listener $PAGE_PORT 127.0.0.1
+protocol websockets
+http_dir $DEMO/web
+allow_anonymous false
+password_file $DEMO/page.passwd
+acl_file $PWD/deploy/mosquitto/keepalive-page.acl
 set_tcp_nodelay true
 persistence true
 persistence_location $DEMO/
@@ -39,6 +55,7 @@ CONF
   PIDS+=($!)
   for _ in $(seq 50); do listening 1883 && break; sleep 0.1; done
   echo "demo: started a local mosquitto on 127.0.0.1:1883 (log: .demo/mosquitto.log)" >&2
+  PAGE_URL="http://127.0.0.1:$PAGE_PORT/"
 fi
 
 # GPS: a real gpsd with a receiver, or the bundled capture through gpsfake.
@@ -90,6 +107,11 @@ location_interval_s = 60
 status_interval_s = 30
 CONF
 
+if [ -n "$PAGE_URL" ]; then
+  echo "demo: the day page is at $PAGE_URL — log in as 'page', password '$(cat "$DEMO/page.password")'" >&2
+else
+  echo "demo: no day page: the broker already on 1883 is not this demo's (docs/contract.md, \"The page\")" >&2
+fi
 cat >&2 <<MSG
 demo: starting the agent. In another terminal:
         mosquitto_sub -t 'keepalive/#' -v

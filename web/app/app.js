@@ -139,7 +139,13 @@
       }, function (error) {
         return { day: summary, by: "the archive (the device did not answer: " + error.message + ")" };
       });
-    }, function () { return fromDevice(date); });
+    }, function (error) {
+      // Not held there (not_found), or no answer: the device is asked, and the page says so.
+      return fromDevice(date).then(function (result) {
+        result.by += "; the archive did not answer: " + error.message;
+        return result;
+      });
+    });
   }
 
   function draw(date, result) {

@@ -7,10 +7,12 @@
   var pending = new Map();
   var sequence = 0;
 
-  // CONNACK reason codes (MQTT 5.0, 3.2.2.2) a person can act on.
+  // CONNACK reason codes (MQTT 5.0, 3.2.2.2) a person can act on. mosquitto 2.0 answers a wrong
+  // password with 135 (not authorised), not 134: both say the same to the person.
+  var WRONG = "Wrong user name or password: the broker refused the login.";
   var REFUSALS = {
-    134: "Wrong user name or password.",
-    135: "This account may not use the broker (not authorised).",
+    134: WRONG,
+    135: WRONG,
     136: "The broker is unavailable.",
     138: "This account is banned.",
     140: "The broker refused this way of logging in.",
@@ -27,7 +29,7 @@
     var clientId = "page-" + user.replace(/[^A-Za-z0-9_-]/g, "") + "-" + Math.random().toString(16).slice(2, 10);
     session.replyTopic = "reply/" + user + "/" + clientId;
     return new Promise(function (resolve, reject) {
-      var settled = false;
+      var settled = false, connected = false;
       var client = M.mqtt.connect(session.brokerURL(), {
         protocolVersion: 5, clientId: clientId, username: user, password: password, clean: true,
         reconnectPeriod: 0, connectTimeout: 8000, keepalive: 30,
@@ -41,6 +43,7 @@
       client.on("connect", function () {
         if (settled) return;
         settled = true;
+        connected = true;
         // Once logged in, a lost connection is retried; a refused login is not.
         client.options.reconnectPeriod = 3000;
         session.client = client;
@@ -53,7 +56,7 @@
       });
       client.on("close", function () {
         if (!settled) fail("Cannot reach the broker at " + session.brokerURL() + ".");
-        else KA.connectionChanged(false);
+        else if (connected) KA.connectionChanged(false);
       });
       client.on("connect", function () { if (settled) KA.connectionChanged(true); });
       client.on("message", received);

@@ -5,7 +5,7 @@
   "use strict";
   var F = KA.format;
   var strip = KA.strip = { first: null, today: null, selected: null, withData: new Set(), onChoose: null };
-  var element, calendar, settleTimer, quietUntil = 0;
+  var element, calendar, settleTimer, userScrolling = false;
 
   strip.init = function (today, onChoose) {
     element = document.getElementById("strip");
@@ -20,8 +20,13 @@
       var button = event.target.closest("[data-date]");
       if (button) strip.choose(button.dataset.date, "click");
     });
-    // Scrolling or swiping stops on a day: the day in the middle is chosen.
+    // Scrolling or swiping stops on a day: the day in the middle is chosen. Only a person's
+    // scrolling (wheel, touch, the scrollbar) counts, not the page re-centring the strip.
+    ["wheel", "touchstart", "pointerdown"].forEach(function (kind) {
+      element.addEventListener(kind, function () { userScrolling = true; }, { passive: true });
+    });
     element.addEventListener("scroll", function () {
+      if (!userScrolling) return;
       clearTimeout(settleTimer);
       settleTimer = setTimeout(settled, 250);
     }, { passive: true });
@@ -45,8 +50,9 @@
     if (button) mark(button, date);
   };
 
+  // A date after the device's today is still asked for (typed into the calendar): the device
+  // says it is in the future, and the page shows that.
   strip.choose = function (date, how) {
-    if (date > strip.today) date = strip.today;
     if (date < strip.first) { strip.first = date; render(); }
     var changed = date !== strip.selected;
     strip.selected = date;
@@ -57,8 +63,6 @@
       button.tabIndex = on ? 0 : -1;
     });
     var button = element.querySelector('[data-date="' + date + '"]');
-    // The scroll this causes is not a person choosing another day.
-    quietUntil = performance.now() + 400;
     if (button) {
       button.scrollIntoView({ block: "nearest", inline: "center", behavior: how === "scroll" ? "auto" : "instant" });
       if (how === "key") button.focus();
@@ -77,6 +81,10 @@
     element.innerHTML = html.join("");
     element.querySelectorAll("[data-date]").forEach(function (button) { mark(button, button.dataset.date); });
     if (strip.selected) strip.choose(strip.selected, "render");
+    else {
+      var last = element.querySelector('[data-date="' + strip.today + '"]');
+      if (last) last.scrollIntoView({ block: "nearest", inline: "center", behavior: "instant" });
+    }
   }
 
   function mark(button, date) {
@@ -102,7 +110,7 @@
   }
 
   function settled() {
-    if (performance.now() < quietUntil) return;
+    userScrolling = false;
     var box = element.getBoundingClientRect();
     var middle = box.left + box.width / 2;
     var nearest = null, distance = Infinity;
