@@ -3,10 +3,10 @@
 # Debian's node-mqtt with Debian's esbuild, and (web/install-libs.sh) Leaflet and Chart.js copied
 # from Debian's libjs-leaflet and libjs-chart.js. Libraries and the bundle are stored gzipped:
 # mosquitto serves files as they are, and web/boot.js unzips them in the browser.
-# Usage: web/build.sh OUTDIR
+# Usage: web/build.sh OUTDIR [--without-libs]   (the Debian package copies the libraries at install)
 set -euo pipefail
 cd "$(dirname "$0")"
-OUT=${1:?usage: web/build.sh OUTDIR}
+OUT=${1:?usage: web/build.sh OUTDIR [--without-libs]}
 mkdir -p "$OUT/lib"
 install -m 0644 index.html boot.js config.js style.css "$OUT/"
 install -m 0644 app/*.js "$OUT/"
@@ -16,4 +16,4 @@ NODE_PATH=/usr/share/nodejs esbuild mqtt-entry.js --bundle --minify --format=iif
   --platform=browser --inject:node-globals.js --define:global=globalThis --alias:ws=./no-ws.js \
   --log-level=warning --outfile="$BUNDLE/mqtt.min.js"
 gzip -9n <"$BUNDLE/mqtt.min.js" >"$OUT/lib/mqtt.min.js.gz"
-./install-libs.sh "$OUT"
+if [ "${2:-}" != "--without-libs" ]; then ./install-libs.sh "$OUT"; fi

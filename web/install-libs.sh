@@ -3,11 +3,12 @@
 # served directory DIR, gzipped (web/boot.js unzips them in the browser). Copies, not links:
 # mosquitto serves only files whose real path lies inside its http_dir. Run again after those
 # packages are upgraded (the Debian package's postinst runs it).
-# Usage: install-libs.sh DIR
+# Usage: install-libs.sh DIR [ROOT]   (ROOT: where /usr/share/javascript lies, for dpkg --root)
 set -eu
-DIR=${1:?usage: install-libs.sh DIR}
-LEAFLET=/usr/share/javascript/leaflet
-CHART=/usr/share/javascript/chart.js
+DIR=${1:?usage: install-libs.sh DIR [ROOT]}
+ROOT=${2:-}
+LEAFLET=$ROOT/usr/share/javascript/leaflet
+CHART=$ROOT/usr/share/javascript/chart.js
 for file in "$LEAFLET/leaflet.min.js" "$LEAFLET/leaflet.css" "$CHART/chart.min.js"; do
     [ -f "$file" ] || { echo "install-libs: $file is missing (apt-get install libjs-leaflet libjs-chart.js)" >&2; exit 1; }
 done

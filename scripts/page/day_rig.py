@@ -3,9 +3,9 @@ open TCP listener for the agent and the check, and the page's WebSockets listene
 built page under the shipped page ACL; the agent; and a replayed past day with a walk, from real
 recordings, sent as a Pi would have recorded it:
 
-- the GPS: SnapperGPS collection 2's walk w03 (Tests/Fixtures/gps/snappergps, CC BY 4.0, as in
-  WorkoutRealTrackTests), with 2 minutes standing before it and 7 after (so it ends in the data),
-  written as NMEA and replayed once by gpsfake into a real gpsd;
+- the GPS: SnapperGPS collection 2's walk w03, its RTK reference track (Tests/Fixtures/gps/snappergps,
+  CC BY 4.0), with 2 minutes standing before it and 7 after (so it ends in the data), written as
+  NMEA and replayed once by gpsfake into a real gpsd;
 - heart rate: the MIT-BIH hour (Tests/Fixtures/hr/nsr-60min.ndjson) as a bridge backlog over UDP;
 - steps: a foot pod's RSC notifications (0x2A53) during the walk.
 
@@ -60,21 +60,20 @@ def nmea(points):
 
 
 def walk_points(walk_start):
-    """The SnapperGPS walk starting at `walk_start` (UTC), standing 2 min before and 7 after."""
+    """The walk's RTK track (a u-blox ZED-F9P carried on it, 1 Hz: a receiver as good as a Pi's USB
+    one on a good day) from `walk_start` (UTC), standing 2 min before and 7 after (5 minutes
+    without moving end a workout)."""
     fixes = []
-    with open(os.path.join(FIXTURES, "gps", "snappergps", "w03-snapper.csv")) as f:
+    with open(os.path.join(FIXTURES, "gps", "snappergps", "w03-rtk.csv")) as f:
         next(f)
         for line in f:
-            fields = [float(x) for x in line.strip().split(",")]
-            fixes.append(fields)
+            fixes.append([float(x) for x in line.strip().split(",")])
     first, last = fixes[0], fixes[-1]
-    # A 50 % radius is 1.18 sigma per axis; gpsd's eph = 19 m x HDOP is a 95 % radius (2.45 sigma).
-    hdop = lambda fix: min(50, max(0.05, 2.45 * fix[3] / 1.18 / 19))  # noqa: E731
     second = datetime.timedelta(seconds=1)
-    points = [(walk_start - (120 - i) * second, first[1], first[2], hdop(first)) for i in range(120)]
-    points += [(walk_start + datetime.timedelta(seconds=f[0] - first[0]), f[1], f[2], hdop(f)) for f in fixes]
-    end = walk_start + datetime.timedelta(seconds=round(last[0] - first[0] + 0.5))
-    points += [(end + i * second, last[1], last[2], hdop(last)) for i in range(1, 421)]
+    points = [(walk_start - (120 - i) * second, first[1], first[2], 0.9) for i in range(120)]
+    points += [(walk_start + datetime.timedelta(seconds=f[0] - first[0]), f[1], f[2], 0.9) for f in fixes]
+    end = walk_start + datetime.timedelta(seconds=last[0] - first[0])
+    points += [(end + i * second, last[1], last[2], 0.9) for i in range(1, 421)]
     return points, end
 
 

@@ -68,11 +68,11 @@ class Requester:
             return
         self.replies[props.CorrelationData.decode()] = message.payload.decode()
 
-    def ask(self, body, key, timeout=15):
+    def ask(self, body, key, timeout=15, topic="selection/date"):
         props = Properties(PacketTypes.PUBLISH)
         props.ResponseTopic = f"reply/check/{key}"
         props.CorrelationData = key.encode()
-        self.client.publish(f"keepalive/{DEVICE}/selection/date", json.dumps(body), qos=0, properties=props)
+        self.client.publish(f"keepalive/{DEVICE}/{topic}", json.dumps(body), qos=0, properties=props)
         return json.loads(rig.wait_until(lambda: self.replies.get(key), timeout, f"the agent's reply to {key}"))
 
     def stop(self):
@@ -175,6 +175,8 @@ def run(args, directory, processes, clients, drivers):
     assert reference["ok"] and reference["has_data"], reference
     assert reference["workouts"], f"no workout in yesterday's reply: {reference}"
     assert reference["track"], "no 5-minute track in yesterday's reply"
+    shoes = requester.ask({"op": "add", "name": "Pegasus 41", "start_km": 120, "limit_km": 800}, "gear", topic="cmd/gear")
+    assert shoes.get("ok"), shoes
 
     downloads = os.path.join(directory, "downloads")
     os.makedirs(downloads)
@@ -261,6 +263,7 @@ def check_page(driver, ws, password, reference, capture, requester, hr_port, out
     assert len(workouts) == len(reference["workouts"]), f"{len(workouts)} workouts shown, {len(reference['workouts'])} in the reply"
     same(value_in(driver, "workout_distance_m"), reference["workouts"][0]["distance_m"], "workout distance")
     wait(driver, "return /could not be loaded/.test(document.getElementById('map-note').textContent);", "the map's no-tiles note")
+    wait(driver, "return /Pegasus 41.*120.*800/.test(document.getElementById('shoes').textContent);", "the shoes with their km and limit")
     assert drawn_ms < 1000, f"yesterday drawn in {drawn_ms} ms"
     print(f"page-check: yesterday drawn in {drawn_ms} ms; {points} map points, {buckets} buckets, {len(workouts)} workout(s)")
     driver.execute_script("window.scrollTo(0, 0);")

@@ -45,6 +45,7 @@
         banner.hidden = true;
       }
     });
+    KA.workouts.shoe(null);
     KA.session.follow(base + "gear/+", new RegExp("^" + escaped + "gear/([^/]+)$"), function (match, text) {
       KA.workouts.shoe(match[1], text);
     });

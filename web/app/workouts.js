@@ -78,8 +78,9 @@
     return new XMLSerializer().serializeToString(doc);
   }
 
+  // id null: draws the list as it is (at start: none yet).
   view.shoe = function (id, text) {
-    if (!text) view.shoes.delete(id);
+    if (id === null) { /* nothing to change */ } else if (!text) view.shoes.delete(id);
     else {
       try { view.shoes.set(id, JSON.parse(text)); } catch (error) { return; }
     }
