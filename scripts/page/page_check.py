@@ -205,6 +205,9 @@ def choose(driver, date, how="strip"):
     driver.execute_script("delete document.body.dataset.drawn;")
     if how == "strip":
         driver.find_element(By.CSS_SELECTOR, f'#strip [data-date="{date}"]').click()
+    elif how == "key":
+        # From the chosen day to the one before, with the keyboard (the strip is a listbox).
+        driver.find_element(By.CSS_SELECTOR, '#strip [aria-selected="true"]').send_keys(Keys.ARROW_LEFT)
     else:
         driver.execute_script("var c = document.getElementById('calendar'); c.value = arguments[0];"
                               "c.dispatchEvent(new Event('change'));", date)
@@ -312,7 +315,9 @@ def check_page(driver, ws, password, reference, capture, requester, hr_port, out
     # device answers, and the page says so.
     capture.publish("keepalive/archive/status/page-check", json.dumps({"state": "online"}))
     wait(driver, "return window.KeepAlivePage.archive === true;", "the page to notice the archive")
-    choose(driver, yesterday)
+    choose(driver, yesterday, how="key")
+    label = driver.execute_script("return document.activeElement.getAttribute('aria-label');")
+    assert label and "has data" in label and driver.execute_script("return document.activeElement.getAttribute('aria-selected');") == "true", label
     assert "holds no record of that day" in text(driver, "#answered-by"), text(driver, "#answered-by")
     same(value(driver, "steps"), health["steps"], "steps after the archive's not_found")
     print("page-check: archive →", text(driver, "#answered-by"))

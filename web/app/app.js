@@ -93,6 +93,9 @@
     setTimeout(function () { if (!KA.strip.selected) KA.strip.choose(KA.strip.today, "start"); }, 300);
   }
 
+  // The chosen day asked again (today, while it goes on).
+  KA.refresh = function () { if (KA.strip.selected) choose(KA.strip.selected); };
+
   var PARTS = ["health", "location", "track", "timeline", "workouts"];
 
   function choose(date) {

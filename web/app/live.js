@@ -4,6 +4,7 @@
   "use strict";
   var F = KA.format;
   var live = KA.live = { today: null, status: null };
+  var lastRefresh = Date.now();
 
   live.follow = function (device) {
     var base = "keepalive/" + device + "/";
@@ -21,6 +22,12 @@
       if (KA.strip.selected === health.date && !KA.busy) {
         KA.figures.render(health, KA.zone);
         document.getElementById("figures").dataset.source = "health/today";
+        // The timeline, workouts and track are not in health/today: asked again, at most once a
+        // minute, so a page left open on today does not spend the device's query budget.
+        if (Date.now() - lastRefresh > 60000) {
+          lastRefresh = Date.now();
+          KA.refresh();
+        }
       }
     });
     KA.session.follow(base + "health/daily/+", new RegExp("^" + escaped + "health/daily/(\\d{4}-\\d{2}-\\d{2})$"), function (match, text) {
