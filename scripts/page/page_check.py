@@ -51,11 +51,12 @@ class Requester:
         self.replies = {}
         self.client = mqtt.Client(client_id=f"page-check-{os.getpid()}", protocol=mqtt.MQTTv5)
         self.client.on_message = self._received
+        acknowledged = []
+        self.client.on_subscribe = lambda c, u, mid, *rest: acknowledged.append(mid)
         self.client.connect("127.0.0.1", port)
         self.client.loop_start()
-        self.client.subscribe("reply/check/#", qos=0)
-        self.client.subscribe(f"keepalive/archive/{DEVICE}/selection/date", qos=0)
-        time.sleep(0.3)
+        mids = [self.client.subscribe(f, qos=0)[1] for f in ["reply/check/#", f"keepalive/archive/{DEVICE}/selection/date"]]
+        rig.wait_until(lambda: all(m in acknowledged for m in mids), 10, "the check's subscriptions (SUBACK)")
 
     def _received(self, _client, _userdata, message):
         props = message.properties
@@ -356,11 +357,13 @@ def check_acl(ws, password, capture, clients):
     client.username_pw_set(day_rig.PAGE_USER, password)
     replies = []
     client.on_message = lambda c, u, message: replies.append(message.payload.decode())
+    acknowledged = []
+    client.on_subscribe = lambda c, u, mid, *rest: acknowledged.append(mid)
     client.connect("127.0.0.1", ws)
     client.loop_start()
     try:
-        client.subscribe("reply/page/acl-check", qos=0)
-        time.sleep(0.3)
+        mid = client.subscribe("reply/page/acl-check", qos=0)[1]
+        rig.wait_until(lambda: mid in acknowledged, 10, "the page account's subscription (SUBACK)")
         client.publish(f"keepalive/{DEVICE}/cmd/workout", json.dumps({"op": "start"}), qos=1).wait_for_publish(10)
         props = Properties(PacketTypes.PUBLISH)
         props.ResponseTopic = "reply/page/acl-check"

@@ -69,7 +69,9 @@
       var id = match[1];
       if (id === "archive" || KA.devices.has(id)) return;
       KA.devices.set(id, true);
-      select.insertAdjacentHTML("beforeend", '<option value="' + id + '">' + id + "</option>");
+      var option = document.createElement("option");
+      option.value = option.textContent = id;
+      select.appendChild(option);
       document.getElementById("device-choice").hidden = KA.devices.size < 2;
       if (!KA.device && (!KA.settings.device || KA.settings.device === id)) open(id);
     });

@@ -8,8 +8,8 @@
 
   function item(field, label, value, shown, detail) {
     var raw = value === null || value === undefined ? "" : String(value);
-    return '<div class="figure"><dt>' + label + '</dt><dd data-field="' + field + '" data-value="' + raw + '">' + shown +
-      (detail ? '<small>' + detail + '</small>' : "") + '</dd></div>';
+    return '<div class="figure"><dt>' + label + '</dt><dd data-field="' + field + '" data-value="' + F.escape(raw) + '">' + F.escape(shown) +
+      (detail ? '<small>' + F.escape(detail) + '</small>' : "") + '</dd></div>';
   }
 
   figures.render = function (health, zone) {

@@ -5,6 +5,10 @@ window.KeepAlivePage = window.KeepAlivePage || {};
   "use strict";
   var F = KA.format = {};
   F.none = "—";
+  // Text from a device's payload, for innerHTML.
+  F.escape = function (text) {
+    return String(text).replace(/[&<>"']/g, function (c) { return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]; });
+  };
 
   F.number = function (value, digits) {
     if (value === null || value === undefined) return F.none;

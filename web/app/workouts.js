@@ -9,9 +9,7 @@
   var F = KA.format;
   var view = KA.workouts = { shoes: new Map() };
 
-  function escape(text) {
-    return String(text).replace(/[&<>"]/g, function (c) { return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]; });
-  }
+  var escape = F.escape;
 
   view.show = function (workouts, date, zone) {
     var box = document.getElementById("workouts");
