@@ -362,11 +362,11 @@ def check_acl(ws, password, capture, clients):
     client.connect("127.0.0.1", ws)
     client.loop_start()
     try:
-        mid = client.subscribe("reply/page/acl-check", qos=0)[1]
+        mid = client.subscribe("reply/pagepi/page/acl-check", qos=0)[1]
         rig.wait_until(lambda: mid in acknowledged, 10, "the page account's subscription (SUBACK)")
         client.publish(f"keepalive/{DEVICE}/cmd/workout", json.dumps({"op": "start"}), qos=1).wait_for_publish(10)
         props = Properties(PacketTypes.PUBLISH)
-        props.ResponseTopic = "reply/page/acl-check"
+        props.ResponseTopic = "reply/pagepi/page/acl-check"
         props.CorrelationData = b"acl"
         client.publish(f"keepalive/{DEVICE}/selection/date", "2000-01-01", qos=1, properties=props).wait_for_publish(10)
         rig.wait_until(lambda: replies, 10, "the agent's reply to the page account's own request")

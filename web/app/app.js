@@ -127,7 +127,7 @@
   }
 
   function fromDevice(date) {
-    return KA.session.ask(KA.requestTopic(), { date: date, include: PARTS }).then(function (reply) {
+    return KA.session.ask(KA.requestTopic(), { date: date, include: PARTS }, KA.device).then(function (reply) {
       return { day: parseReply(reply), by: "the device (" + KA.device + ")" };
     });
   }
@@ -135,7 +135,7 @@
   // The archive holds each finished day's summary; the map, timeline and workouts come from the
   // device. Whatever the archive does not hold is asked of the device.
   function fromArchiveThenDevice(date) {
-    var archived = KA.session.ask("keepalive/archive/" + KA.device + "/selection/date", { date: date }).then(parseReply);
+    var archived = KA.session.ask("keepalive/archive/" + KA.device + "/selection/date", { date: date }, "archive").then(parseReply);
     return archived.then(function (summary) {
       return fromDevice(date).then(function (result) {
         result.day.health = summary.health;

@@ -27,7 +27,11 @@
   // Resolves once connected; rejects with a sentence to show.
   session.connect = function (user, password) {
     var clientId = "page-" + user.replace(/[^A-Za-z0-9_-]/g, "") + "-" + Math.random().toString(16).slice(2, 10);
-    session.replyTopic = "reply/" + user + "/" + clientId;
+    // Replies come to reply/<who answers>/<who asked>/<client id>: the shape the fleet's ejabberd
+    // rules allow (docs/fleet.md), and the Pi's page ACL too (reply/+/page/#).
+    session.user = user;
+    session.clientId = clientId;
+    session.replyFilter = "reply/+/" + user + "/" + clientId;
     return new Promise(function (resolve, reject) {
       var settled = false, connected = false;
       var client = M.mqtt.connect(session.brokerURL(), {
@@ -47,7 +51,7 @@
         // Once logged in, a lost connection is retried; a refused login is not.
         client.options.reconnectPeriod = 3000;
         session.client = client;
-        client.subscribe(session.replyTopic, { qos: 0 });
+        client.subscribe(session.replyFilter, { qos: 0 });
         resolve();
       });
       client.on("error", function (error) {
@@ -65,7 +69,8 @@
 
   function received(topic, payload, packet) {
     var text = new TextDecoder().decode(payload);
-    if (topic === session.replyTopic) {
+    var parts = topic.split("/");
+    if (parts.length === 4 && parts[0] === "reply" && parts[2] === session.user && parts[3] === session.clientId) {
       var properties = packet.properties || {};
       var id = properties.correlationData ? new TextDecoder().decode(properties.correlationData) : "";
       var waiting = pending.get(id);
@@ -87,8 +92,9 @@
     session.client.subscribe(filter, { qos: 0 });
   };
 
-  // Sends a request and resolves with its reply {text, status}; rejects after the timeout.
-  session.ask = function (topic, body) {
+  // Sends a request to `answerer` (a device id, or "archive") and resolves with its reply
+  // {text, status}; rejects after the timeout.
+  session.ask = function (topic, body, answerer) {
     var id = "q" + (++sequence) + "-" + Date.now();
     return new Promise(function (resolve, reject) {
       var timer = setTimeout(function () {
@@ -97,7 +103,7 @@
       }, KA.settings.replyTimeoutMs);
       pending.set(id, { resolve: resolve, timer: timer });
       session.client.publish(topic, JSON.stringify(body), {
-        qos: 0, properties: { responseTopic: session.replyTopic, correlationData: M.Buffer.from(id), contentType: "application/json" },
+        qos: 0, properties: { responseTopic: "reply/" + answerer + "/" + session.user + "/" + session.clientId, correlationData: M.Buffer.from(id), contentType: "application/json" },
       });
     });
   };

@@ -45,7 +45,7 @@
   function download(workout, date, button) {
     var note = button.nextElementSibling;
     note.textContent = "Asking the device for the track…";
-    KA.session.ask(KA.requestTopic(), { date: date, include: ["track", "hr"], track: "full", format: "gpx" }).then(function (reply) {
+    KA.session.ask(KA.requestTopic(), { date: date, include: ["track", "hr"], track: "full", format: "gpx" }, KA.device).then(function (reply) {
       if (reply.status !== 200 || reply.text.charAt(0) === "{") {
         note.textContent = KA.errorSentence(reply.text);
         return;
