@@ -185,6 +185,11 @@ def run(args, directory, processes, clients, drivers):
     drivers.append(driver)
     check_page(driver, ws, password, reference, capture, requester, hr_port, args.out, downloads, today, yesterday, zone)
     check_acl(ws, password, capture, clients)
+    # The device vanishes (SIGKILL): the broker publishes its will, and the page says so.
+    agent.kill9()
+    wait(driver, "var o = document.getElementById('offline'); return !o.hidden && /went offline/.test(o.textContent);",
+         "the page to show the device offline (its will)", 30)
+    print("page-check: after SIGKILL →", text(driver, "#offline"))
 
 
 def wait(driver, script, what, timeout=15):

@@ -47,7 +47,7 @@
         banner.hidden = false;
         banner.textContent = packet.retain
           ? "The device is offline (its last session began " + F.dateTime(status.since, KA.zone) + "). Past days may still be answered by an archive."
-          : "The device went offline at " + F.dateTime(new Date().toISOString(), KA.zone) + " (its broker connection ended).";
+          : "The device went offline at " + F.dateTime(new Date().toISOString(), KA.zone) + ": its status turned offline (its MQTT will, or a clean stop).";
       } else {
         banner.hidden = true;
       }
