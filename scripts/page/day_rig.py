@@ -7,7 +7,9 @@ recordings, sent as a Pi would have recorded it:
   CC BY 4.0), with 2 minutes standing before it and 7 after (so it ends in the data), written as
   NMEA and replayed once by gpsfake into a real gpsd;
 - heart rate: the MIT-BIH hour (Tests/Fixtures/hr/nsr-60min.ndjson) as a bridge backlog over UDP;
-- steps: a foot pod's RSC notifications (0x2A53) during the walk.
+- steps: a foot pod's RSC notifications (0x2A53) during the walk;
+- the night before: slpdb record slp37 (Tests/Fixtures/sleep/slpdb, 00:08-06:00, a 39-year-old
+  man, given as [person]) as a strap's notifications with RR intervals.
 
 The day is yesterday in a zone where it is now 12:xx, the walk at 14:00 local: 22 hours ago,
 within the day the agent believes GPS time against a synchronised system clock (ClockRule).
@@ -21,7 +23,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "homeassistant"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "sleepdata"))
 import rig  # noqa: E402  (the Home Assistant check's processes, ports and waits)
+import slpdb  # noqa: E402  (a scored night's beats as a strap's notifications)
 
 ROOT = rig.ROOT
 FIXTURES = rig.FIXTURES
@@ -91,6 +95,19 @@ def send_heart_rate(port, start):
             sender.sendto(json.dumps(message, separators=(",", ":")).encode(), ("127.0.0.1", port))
             time.sleep(0.001)
     return len(messages)
+
+
+def send_night(port, morning, offset_h):
+    """slp37 as a strap's notifications on the night that ends on `morning` (a date), at its own
+    clock times in a zone `offset_h` hours ahead of UTC. Returns how many were sent."""
+    night = slpdb.read_night(slpdb.Path(FIXTURES) / "sleep" / "slpdb", "slp37", morning)
+    night.start -= datetime.timedelta(hours=offset_h)
+    lines = slpdb.strap_lines(night, sensor="night-strap")
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+        for line in lines:
+            sender.sendto(line.encode(), ("127.0.0.1", port))
+            time.sleep(0.0005)
+    return len(lines)
 
 
 def send_foot_pod(port, start, seconds, cadence, first_seq):
@@ -163,6 +180,10 @@ rate_per_s = 0.5
 burst = 20
 [homeassistant]
 enabled = false
+[person]
+# slp37's sleeper (its header: 39, M) on a night of the year before last at the latest.
+birth_year = {datetime.date.today().year - 39}
+sex = "male"
 """)
     return path
 
