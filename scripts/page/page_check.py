@@ -98,6 +98,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--agent", required=True)
     parser.add_argument("--out", default=os.path.join(day_rig.ROOT, ".build", "page-check"))
+    parser.add_argument("--keep", action="store_true", help="keep the logs and store (printed)")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     directory = tempfile.mkdtemp(prefix="page-check-")
@@ -120,7 +121,9 @@ def main():
             client.stop()
         for process in reversed(processes):
             process.stop()
-        if "--keep" not in sys.argv:
+        if args.keep:
+            print(f"page-check: kept {directory}")
+        else:
             shutil.rmtree(directory, ignore_errors=True)
 
 
@@ -224,6 +227,10 @@ def choose(driver, date, how="strip"):
     return int(driver.execute_script("return document.body.dataset.drawnMs;"))
 
 
+def answer_ms(driver):
+    return driver.execute_script("return Number(document.body.dataset.answerMs);")
+
+
 def same(shown, expected, what):
     expected_text = "" if expected is None else str(expected)
     if isinstance(expected, str):
@@ -258,6 +265,7 @@ def check_page(driver, ws, password, reference, capture, requester, hr_port, out
 
     # Yesterday, on the strip.
     drawn_ms = choose(driver, yesterday)
+    waited_ms = answer_ms(driver)
     health = reference["health"]
     hr = health["heart_rate"] or {}
     sleep = health["sleep"] or {}
@@ -284,7 +292,7 @@ def check_page(driver, ws, password, reference, capture, requester, hr_port, out
     wait(driver, "return /could not be loaded/.test(document.getElementById('map-note').textContent);", "the map's no-tiles note")
     wait(driver, "return /Pegasus 41.*120.*800/.test(document.getElementById('shoes').textContent);", "the shoes with their km and limit")
     assert drawn_ms < 1000, f"yesterday drawn in {drawn_ms} ms"
-    print(f"page-check: yesterday drawn in {drawn_ms} ms; {points} map points, {buckets} buckets, {len(workouts)} workout(s)")
+    print(f"page-check: yesterday drawn in {drawn_ms} ms ({waited_ms} ms of it waiting for the answer); {points} map points, {buckets} buckets, {len(workouts)} workout(s)")
     driver.execute_script("window.scrollTo(0, 0);")
     driver.save_screenshot(os.path.join(out, "page-day.png"))
 
@@ -353,7 +361,7 @@ def check_page(driver, ws, password, reference, capture, requester, hr_port, out
     page_files = [e for e in budget if e["name"].startswith(f"http://127.0.0.1:{ws}/")]
     transferred = sum(e["transfer"] for e in page_files)
     assert transferred <= 500 * 1024, f"{transferred} bytes transferred"
-    figures = {"drawn_ms": drawn_ms, "transferred_bytes": transferred, "files": len(page_files),
+    figures = {"drawn_ms": drawn_ms, "answer_ms": waited_ms, "transferred_bytes": transferred, "files": len(page_files),
                "bodies_bytes": sum(e["body"] for e in page_files)}
     with open(os.path.join(out, "figures.json"), "w") as f:
         json.dump(figures, f, indent=1)

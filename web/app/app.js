@@ -111,6 +111,8 @@
     var answer = KA.archive && date !== KA.strip.today ? fromArchiveThenDevice(date) : fromDevice(date);
     answer.then(function (result) {
       if (mine !== request) return;
+      performance.clearMarks("ka-answered");
+      performance.mark("ka-answered");
       draw(date, result);
     }, function (error) {
       if (mine !== request) return;
@@ -176,6 +178,11 @@
     requestAnimationFrame(function () {
       performance.clearMeasures("ka-day-drawn");
       var measure = performance.measure("ka-day-drawn", "ka-choose");
+      var answered = performance.getEntriesByName("ka-answered", "mark").pop();
+      var chosen = performance.getEntriesByName("ka-choose", "mark").pop();
+      // How much of it was waiting for the answer (the request, the agent, the reply).
+      document.body.dataset.answerMs = answered && chosen && answered.startTime >= chosen.startTime
+        ? String(Math.round(answered.startTime - chosen.startTime)) : "";
       document.body.dataset.drawn = date;
       document.body.dataset.drawnMs = String(Math.round(measure.duration));
       delete document.body.dataset.loading;
