@@ -84,7 +84,7 @@ class Requester:
 def browser(downloads):
     options = webdriver.ChromeOptions()
     options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
-    for flag in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,1900",
+    for flag in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,1560",
                  "--no-first-run", "--disable-background-networking", "--disable-component-update",
                  "--disable-default-apps", "--disable-sync", "--disable-features=Translate,MediaRouter,OptimizationHints",
                  "--metrics-recording-only", "--no-pings", "--password-store=basic"]:

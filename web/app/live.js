@@ -22,6 +22,8 @@
       if (KA.strip.selected === health.date && !KA.busy) {
         KA.figures.render(health, KA.zone);
         document.getElementById("figures").dataset.source = "health/today";
+        document.getElementById("answered-by").textContent =
+          "Today, live: figures from the device's health/today at " + F.time(new Date().toISOString(), KA.zone) + ".";
         // The timeline, workouts and track are not in health/today: asked again, at most once a
         // minute, so a page left open on today does not spend the device's query budget.
         if (Date.now() - lastRefresh > 60000) {
