@@ -52,13 +52,13 @@ class Requester:
         self.client.disconnect()
 
 
-def browser(downloads):
+def browser(downloads, extra_flags=()):
     options = webdriver.ChromeOptions()
     options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
     for flag in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,1560",
                  "--no-first-run", "--disable-background-networking", "--disable-component-update",
                  "--disable-default-apps", "--disable-sync", "--disable-features=Translate,MediaRouter,OptimizationHints",
-                 "--metrics-recording-only", "--no-pings", "--password-store=basic"]:
+                 "--metrics-recording-only", "--no-pings", "--password-store=basic", *extra_flags]:
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     options.add_experimental_option("prefs", {"download.default_directory": downloads, "download.prompt_for_download": False})
