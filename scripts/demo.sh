@@ -22,7 +22,7 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-PAGE_PORT=9001
+PAGE_PORT=${PAGE_PORT:-9001}
 PAGE_URL=""
 
 # A broker.
@@ -31,6 +31,10 @@ if listening 1883; then
 else
   # The day page (web/), served with MQTT over WebSockets on 127.0.0.1:$PAGE_PORT, account `page`
   # with the password in .demo/page.password, under the shipped page ACL.
+  if listening "$PAGE_PORT"; then
+    echo "demo: port $PAGE_PORT is taken: set PAGE_PORT=<free port> to serve the day page" >&2
+    exit 1
+  fi
   web/build.sh "$DEMO/web"
   [ -s "$DEMO/page.password" ] || echo keepalive >"$DEMO/page.password"
   rm -f "$DEMO/page.passwd"

@@ -2,7 +2,9 @@
 # Builds the page's served directory in OUTDIR: the page's own files, the MQTT client bundled from
 # Debian's node-mqtt with Debian's esbuild, and (web/install-libs.sh) Leaflet and Chart.js copied
 # from Debian's libjs-leaflet and libjs-chart.js. Libraries and the bundle are stored gzipped:
-# mosquitto serves files as they are, and web/boot.js unzips them in the browser.
+# mosquitto serves files as they are, and web/boot.js unzips them in the browser. The bundle is
+# built here (by scripts/demo.sh, the page's test and deploy/package-deb.sh), not committed: it is
+# made from whatever Debian ships, as the binary is, and nobody has to trust a committed blob.
 # Usage: web/build.sh OUTDIR [--without-libs]   (the Debian package copies the libraries at install)
 set -euo pipefail
 cd "$(dirname "$0")"
