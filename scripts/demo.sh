@@ -29,37 +29,39 @@ PAGE_URL=""
 if listening 1883; then
   echo "demo: using the MQTT broker already on 127.0.0.1:1883" >&2
 else
-  # The day page (web/), served with MQTT over WebSockets on 127.0.0.1:$PAGE_PORT, account `page`
-  # with the password in .demo/page.password, under the shipped page ACL.
-  if listening "$PAGE_PORT"; then
-    echo "demo: port $PAGE_PORT is taken: set PAGE_PORT=<free port> to serve the day page" >&2
-    exit 1
-  fi
-  web/build.sh "$DEMO/web"
-  [ -s "$DEMO/page.password" ] || echo keepalive >"$DEMO/page.password"
-  rm -f "$DEMO/page.passwd"
-  touch "$DEMO/page.passwd"
-  mosquitto_passwd -b "$DEMO/page.passwd" page "$(cat "$DEMO/page.password")"
   cat >"$DEMO/mosquitto.conf" <<CONF
 per_listener_settings true
 listener 1883 127.0.0.1
 allow_anonymous true
+set_tcp_nodelay true
+persistence true
+persistence_location $DEMO/
+CONF
+  # The day page (web/), served with MQTT over WebSockets on 127.0.0.1:$PAGE_PORT, account `page`
+  # with the password in .demo/page.password, under the shipped page ACL.
+  if listening "$PAGE_PORT"; then
+    echo "demo: port $PAGE_PORT is taken: no day page (run with PAGE_PORT=<a free port> for one)" >&2
+  else
+    web/build.sh "$DEMO/web"
+    [ -s "$DEMO/page.password" ] || echo keepalive >"$DEMO/page.password"
+    rm -f "$DEMO/page.passwd"
+    touch "$DEMO/page.passwd"
+    mosquitto_passwd -b "$DEMO/page.passwd" page "$(cat "$DEMO/page.password")"
+    cat >>"$DEMO/mosquitto.conf" <<CONF
 listener $PAGE_PORT 127.0.0.1
 protocol websockets
 http_dir $DEMO/web
 allow_anonymous false
 password_file $DEMO/page.passwd
 acl_file $PWD/deploy/mosquitto/keepalive-page.acl
-set_tcp_nodelay true
-persistence true
-persistence_location $DEMO/
 CONF
+    PAGE_URL="http://127.0.0.1:$PAGE_PORT/"
+  fi
   if [ "$(id -u)" -eq 0 ]; then echo "user root" >>"$DEMO/mosquitto.conf"; fi
   mosquitto -c "$DEMO/mosquitto.conf" >"$DEMO/mosquitto.log" 2>&1 &
   PIDS+=($!)
   for _ in $(seq 50); do listening 1883 && break; sleep 0.1; done
   echo "demo: started a local mosquitto on 127.0.0.1:1883 (log: .demo/mosquitto.log)" >&2
-  PAGE_URL="http://127.0.0.1:$PAGE_PORT/"
 fi
 
 # GPS: a real gpsd with a receiver, or the bundled capture through gpsfake.
@@ -114,7 +116,7 @@ CONF
 if [ -n "$PAGE_URL" ]; then
   echo "demo: the day page is at $PAGE_URL — log in as 'page', password '$(cat "$DEMO/page.password")'" >&2
 else
-  echo "demo: no day page: the broker already on 1883 is not this demo's (docs/contract.md, \"The page\")" >&2
+  echo "demo: no day page (docs/contract.md, \"The page\", says how to serve it from your own mosquitto)" >&2
 fi
 cat >&2 <<MSG
 demo: starting the agent. In another terminal:
