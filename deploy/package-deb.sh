@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds keepalive_<version>_<arch>.deb in OUTDIR: a release binary with the Swift runtime linked
 # in (the Pi needs no Swift), the systemd unit, /etc/keepalive/config.toml as a conffile, chrony's
-# GPS reference clock (/etc/chrony/conf.d/keepalive-gps.conf) and the reference heart-rate bridge. Depends: is computed by dpkg-shlibdeps from the binary.
+# GPS reference clock (/etc/chrony/conf.d/keepalive-gps.conf), the reference heart-rate bridge and the day
+# page with its mosquitto snippets (/usr/share/keepalive/). Depends: is computed by dpkg-shlibdeps from the binary.
 # Usage: deploy/package-deb.sh OUTDIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +30,13 @@ install -D -m 0644 deploy/hr-bridge/keepalive_pmd.py "$STAGE/usr/share/keepalive
 install -D -m 0644 deploy/hr-bridge/README.md "$STAGE/usr/share/doc/keepalive/hr-bridge.md"
 install -D -m 0644 README.md "$STAGE/usr/share/doc/keepalive/README.md"
 install -D -m 0644 deploy/README.md "$STAGE/usr/share/doc/keepalive/deploy.md"
+# The day page (web/): its files and MQTT bundle; postinst copies Leaflet and Chart.js in from the
+# Pi's own libjs-leaflet and libjs-chart.js. mosquitto serves it (deploy/mosquitto/keepalive-page.conf).
+web/build.sh "$STAGE/usr/share/keepalive/web" --without-libs >&2
+install -D -m 0755 web/install-libs.sh "$STAGE/usr/share/keepalive/web-install-libs.sh"
+for file in keepalive-page.conf keepalive-page.acl keepalive-bridge.conf keepalive-device.acl; do
+    install -D -m 0644 "deploy/mosquitto/$file" "$STAGE/usr/share/keepalive/mosquitto/$file"
+done
 # The sleep classifier's weights come from sleepecg (BSD-3-Clause): its notice goes with the binary.
 install -D -m 0644 Sources/SleepStaging/Model/LICENSE.sleepecg "$STAGE/usr/share/doc/keepalive/LICENSE.sleepecg"
 
@@ -51,7 +59,7 @@ Architecture: $ARCH
 Maintainer: KeepAlive developers <keepalive@localhost>
 Installed-Size: $(du -sk "$STAGE" | cut -f1)
 Depends: $DEPENDS
-Recommends: gpsd, mosquitto, chrony
+Recommends: gpsd, mosquitto, chrony, libjs-leaflet, libjs-chart.js
 Suggests: python3-bleak, python3-paho-mqtt, libpq5
 Section: misc
 Priority: optional
@@ -76,6 +84,11 @@ if [ "$1" = "configure" ]; then
         fi
     done
 fi
+# The day page's libraries, from the Pi's own Debian packages (Recommends), gzipped into the page.
+if [ "$1" = "configure" ]; then
+    "${DPKG_ROOT:-}/usr/share/keepalive/web-install-libs.sh" "${DPKG_ROOT:-}/usr/share/keepalive/web" "${DPKG_ROOT:-}" ||
+        echo "keepalive: the day page needs libjs-leaflet and libjs-chart.js (apt-get install them, then dpkg-reconfigure keepalive)"
+fi
 # The service runs as a DynamicUser; systemd creates it and /var/lib/keepalive on start.
 # Enable, do not start: the owner sets broker and timezone in /etc/keepalive/config.toml first.
 if [ "$1" = "configure" ] && [ -z "${DPKG_ROOT:-}" ] && [ -d /run/systemd/system ]; then
@@ -98,6 +111,12 @@ cat >"$STAGE/DEBIAN/postrm" <<'SCRIPT'
 #!/bin/sh
 set -e
 # The store in /var/lib/keepalive (or /var/lib/private/keepalive) is your data: never deleted here.
+# The page's library copies postinst made are not the package's files: removed with it.
+if [ "$1" = "remove" ] || [ "$1" = "purge" ]; then
+    rm -f "${DPKG_ROOT:-}"/usr/share/keepalive/web/lib/leaflet.min.js.gz "${DPKG_ROOT:-}"/usr/share/keepalive/web/lib/leaflet.css.gz \
+        "${DPKG_ROOT:-}"/usr/share/keepalive/web/lib/chart.min.js.gz
+    rmdir "${DPKG_ROOT:-}/usr/share/keepalive/web/lib" "${DPKG_ROOT:-}/usr/share/keepalive/web" 2>/dev/null || true
+fi
 if [ -z "${DPKG_ROOT:-}" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload || true; fi
 exit 0
 SCRIPT

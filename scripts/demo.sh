@@ -22,18 +22,41 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+PAGE_PORT=${PAGE_PORT:-9001}
+PAGE_URL=""
 
 # A broker.
 if listening 1883; then
   echo "demo: using the MQTT broker already on 127.0.0.1:1883" >&2
 else
   cat >"$DEMO/mosquitto.conf" <<CONF
+per_listener_settings true
 listener 1883 127.0.0.1
 allow_anonymous true
 set_tcp_nodelay true
 persistence true
 persistence_location $DEMO/
 CONF
+  # The day page (web/), served with MQTT over WebSockets on 127.0.0.1:$PAGE_PORT, account `page`
+  # with the password in .demo/page.password, under the shipped page ACL.
+  if listening "$PAGE_PORT"; then
+    echo "demo: port $PAGE_PORT is taken: no day page (run with PAGE_PORT=<a free port> for one)" >&2
+  else
+    web/build.sh "$DEMO/web"
+    [ -s "$DEMO/page.password" ] || echo keepalive >"$DEMO/page.password"
+    rm -f "$DEMO/page.passwd"
+    touch "$DEMO/page.passwd"
+    mosquitto_passwd -b "$DEMO/page.passwd" page "$(cat "$DEMO/page.password")"
+    cat >>"$DEMO/mosquitto.conf" <<CONF
+listener $PAGE_PORT 127.0.0.1
+protocol websockets
+http_dir $DEMO/web
+allow_anonymous false
+password_file $DEMO/page.passwd
+acl_file $PWD/deploy/mosquitto/keepalive-page.acl
+CONF
+    PAGE_URL="http://127.0.0.1:$PAGE_PORT/"
+  fi
   if [ "$(id -u)" -eq 0 ]; then echo "user root" >>"$DEMO/mosquitto.conf"; fi
   mosquitto -c "$DEMO/mosquitto.conf" >"$DEMO/mosquitto.log" 2>&1 &
   PIDS+=($!)
@@ -90,6 +113,11 @@ location_interval_s = 60
 status_interval_s = 30
 CONF
 
+if [ -n "$PAGE_URL" ]; then
+  echo "demo: the day page is at $PAGE_URL — log in as 'page', password '$(cat "$DEMO/page.password")'" >&2
+else
+  echo "demo: no day page (docs/contract.md, \"The page\", says how to serve it from your own mosquitto)" >&2
+fi
 cat >&2 <<MSG
 demo: starting the agent. In another terminal:
         mosquitto_sub -t 'keepalive/#' -v

@@ -18,6 +18,8 @@ PACKAGES=(
   libxml2-utils                                  # xmllint: the workout GPX/TCX tests validate against their XSDs
   python3-numpy                                  # scripts/steps-accuracy.py and Tests/Fixtures/steps/make_fixtures.py
   libpq-dev                                      # libpq: `keepalive archive` writes the fleet's archive (docs/fleet.md)
+  libjs-leaflet libjs-chart.js                   # the day page's map and timeline (web/install-libs.sh copies them)
+  node-mqtt node-buffer node-process node-events node-url esbuild  # the page's MQTT client, bundled by web/build.sh
 )
 
 missing=()
@@ -39,6 +41,7 @@ fi
 # running the agent has no use for.
 if [ "${KEEPALIVE_SETUP_TESTS:-0}" = 1 ]; then
   TEST_PACKAGES=(ejabberd postgresql postgresql-client)  # the fleet's tests: a clustered MQTT 5 broker and the archive's database
+  TEST_PACKAGES+=(chromium chromium-driver python3-selenium python3-gpxpy)  # the day page in a real browser (scripts/page-check.sh)
   missing_tests=()
   for package in "${TEST_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing_tests+=("$package")

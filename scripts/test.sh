@@ -17,7 +17,9 @@ if [ "$#" -gt 0 ]; then
 else
   # The fleet's tests run three ejabberd nodes, PostgreSQL and Home Assistant for minutes: run
   # beside the rest they starve its gpsfake and broker timings on a 2-core machine, so they get
-  # the machine to themselves, after it (docs/testing.md).
-  swift test --skip FleetTests
+  # the machine to themselves, after it (docs/testing.md). So does the day page's browser test
+  # (PageTests: Chromium, and a draw time it measures against its 1 s budget).
+  swift test --skip FleetTests --skip PageTests
   swift test --skip-build --filter FleetTests
+  swift test --skip-build --filter PageTests
 fi

@@ -33,7 +33,9 @@ struct DebianPackageTests {
         for path in ["./usr/bin/keepalive", "./lib/systemd/system/keepalive.service", "./etc/keepalive/config.toml",
                      "./etc/chrony/conf.d/keepalive-gps.conf",
                      "./usr/share/keepalive/hr-bridge/keepalive_hr_bridge.py",
-                     "./usr/share/keepalive/hr-bridge/keepalive_pmd.py", "./usr/share/doc/keepalive/LICENSE.sleepecg"] {
+                     "./usr/share/keepalive/hr-bridge/keepalive_pmd.py", "./usr/share/doc/keepalive/LICENSE.sleepecg",
+                     "./usr/share/keepalive/web/index.html", "./usr/share/keepalive/web/lib/mqtt.min.js.gz",
+                     "./usr/share/keepalive/web-install-libs.sh", "./usr/share/keepalive/mosquitto/keepalive-page.conf"] {
             #expect(contents.contains(path), "\(path) missing")
         }
         let control = try TemporaryDirectory("debcontrol")
