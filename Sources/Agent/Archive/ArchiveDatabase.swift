@@ -83,6 +83,26 @@ enum ArchiveDatabase {
         }
     }
 
+    /// The advisory lock whose holder answers the archive's queries (`ArchiveAnswerLock`): one
+    /// bigint key, seen in `pg_locks` as classid 0, objid this, objsubid 1.
+    static let answerLockKey: Int64 = 0x6B61_0001
+
+    /// Takes the answering lock on `connection` if free; its backend PID when taken, else nil.
+    static func tryAnswerLock(_ connection: PostgresConnection) throws -> Int32? {
+        let row = try connection.execute("SELECT pg_try_advisory_lock($1::bigint), pg_backend_pid()", [String(answerLockKey)]).rows.first
+        guard let row, row.count == 2, row[0] == "t", let pid = row[1].flatMap({ Int32($0) }) else { return nil }
+        return pid
+    }
+
+    /// Whether the backend `pid` holds the answering lock right now.
+    static func answerHeld(by pid: Int32, from connection: PostgresConnection) throws -> Bool {
+        try connection.execute(
+            """
+            SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = 0 AND objid = $1::bigint
+            AND objsubid = 1 AND pid = $2
+            """, [String(answerLockKey), String(pid)]).rows.first?.first == "1"
+    }
+
     /// `YYYY-MM-DD` with a plausible month and day, else nil (a topic level is not trusted).
     static func validDate(_ text: String) -> String? {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)

@@ -8,12 +8,13 @@ import Logging
 /// is committed before the next is read (`ArchiveWriter`); a new `health/daily/<date>` asks its
 /// device for that day's reply, which is kept when it comes back; per-date queries to
 /// `<prefix>/archive/<device>/selection/date` are answered from the kept replies
-/// (`ArchiveQueries`). A timer publishes the counters and seq gaps, and asks the devices for
+/// (`ArchiveQueries`), by the one archiver holding the answering lock (`ArchiveAnswerLock`). A timer publishes the counters and seq gaps, and asks the devices for
 /// the messages missing in them (`ArchiveGapFill`).
 final class ArchiveService: Sendable {
     let config: AgentConfig
     let client: MQTTClient
     let writer: ArchiveWriter
+    let answerLock: ArchiveAnswerLock
     private let logger: Logger
     private let queries: ArchiveQueries
     private let gapFill: ArchiveGapFill
@@ -32,7 +33,8 @@ final class ArchiveService: Sendable {
         options.sessionExpiryS = max(options.sessionExpiryS, 86_400)
         client = MQTTClient(options: options, logger: logger)
         writer = ArchiveWriter(conninfo: config.archive.conninfo, logger: logger)
-        queries = ArchiveQueries(config: config, client: client, writer: writer, logger: logger)
+        answerLock = ArchiveAnswerLock(conninfo: config.archive.conninfo, clientID: config.mqtt.clientID, logger: logger)
+        queries = ArchiveQueries(config: config, client: client, writer: writer, lock: answerLock, logger: logger)
         gapFill = ArchiveGapFill(config: config, client: client, writer: writer, logger: logger)
         let formatter = ISO8601DateFormatter()
         since = formatter.string(from: now)
@@ -42,16 +44,18 @@ final class ArchiveService: Sendable {
         let prefix = config.mqtt.prefix
         let clientID = config.mqtt.clientID
         writer.onNewDay = { [queries] message in queries.requestDay(of: message) }
-        client.handleOnNetworkThread("\(prefix)/+/#") { [writer] message in
+        // Queries to the archive arrive through the data subscription, not one of their own: with
+        // two overlapping subscriptions ejabberd delivers a copy per subscription, and each copy
+        // would be answered.
+        let queryFilter = "\(prefix)/\(ArchiveNames.account)/+/selection/date"
+        client.handleOnNetworkThread("\(prefix)/+/#") { [writer, queries] message in
             writer.receive(topic: message.topic, payload: message.payload, prefix: prefix)
+            if TopicRules.matches(filter: queryFilter, topic: message.topic) { queries.answer(message) }
         }
         client.handleOnNetworkThread("reply/+/\(ArchiveNames.account)/\(clientID)") { [queries] message in
             queries.keepDay(message)
         }
         client.handleOnNetworkThread(gapFill.replyFilter) { [gapFill] message in gapFill.keep(message) }
-        client.handleOnNetworkThread("\(prefix)/\(ArchiveNames.account)/+/selection/date") { [queries] message in
-            queries.answer(message)
-        }
         client.start()
     }
 

@@ -30,9 +30,11 @@ struct ArchiveCommand: AsyncParsableCommand {
         service.start()
         logger.info("archive started", metadata: ["broker": "\(config.mqtt.host):\(config.mqtt.port)", "client_id": "\(config.mqtt.clientID)"])
         let status = Task { await service.publishStatusForever() }
+        let answering = Task { await service.answerLock.holdForever() }
         await Self.waitForTermination()
         logger.info("archive stopping")
         status.cancel()
+        answering.cancel()
         service.stop()
     }
 
