@@ -1,3 +1,4 @@
+import Agent
 import Foundation
 
 /// What the archive has done since it started, published in its status (never silent).

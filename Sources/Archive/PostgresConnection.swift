@@ -1,3 +1,4 @@
+import Agent
 import CLibPQ
 import Foundation
 
