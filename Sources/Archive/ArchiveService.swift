@@ -73,6 +73,8 @@ final class ArchiveService: Sendable {
                     side = opened
                 }
                 if let side {
+                    // Next month's partition exists well before the month begins.
+                    try ArchiveDatabase.createPartitions(side)
                     gaps = try ArchiveDatabase.gaps(from: side)
                     for day in try ArchiveDatabase.daysToFetch(limit: 200, from: side) {
                         queries.requestDay(device: day.device, day: day.day, seq: day.seq)
