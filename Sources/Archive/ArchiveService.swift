@@ -32,6 +32,8 @@ final class ArchiveService: Sendable {
         // A persistent session: what arrives while the archiver is away waits for it, and what it
         // had not acknowledged (not committed) comes again.
         options.sessionExpiryS = max(options.sessionExpiryS, 86_400)
+        // The cluster's other nodes: an archiver whose node died reconnects to the next one.
+        options.alternateBrokers = try config.archive.nodes.map(Self.node)
         client = MQTTClient(options: options, logger: logger)
         writer = ArchiveWriter(conninfo: config.archive.conninfo, logger: logger)
         answerLock = ArchiveAnswerLock(conninfo: config.archive.conninfo, clientID: config.mqtt.clientID, logger: logger)
@@ -39,6 +41,14 @@ final class ArchiveService: Sendable {
         gapFill = ArchiveGapFill(config: config, client: client, writer: writer, logger: logger)
         let formatter = ISO8601DateFormatter()
         since = formatter.string(from: now)
+    }
+
+    /// `host:port` (the last colon splits, so a bracketless IPv6 address is refused by the port).
+    static func node(_ text: String) throws -> (host: String, port: Int) {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (1...65_535).contains(port),
+            colon > text.startIndex
+        else { throw ArchiveNodeError(node: text) }
+        return (String(text[..<colon]), port)
     }
 
     func start() {
@@ -104,4 +114,10 @@ final class ArchiveService: Sendable {
         client.stop(finalMessage: MQTTMessage(
             topic: statusTopic, payload: JSONValue.object([("state", "offline")]).bytes, qos: .atLeastOnce, retain: true))
     }
+}
+
+/// A `[archive] nodes` entry that is not `host:port`.
+struct ArchiveNodeError: Error, CustomStringConvertible {
+    let node: String
+    var description: String { "[archive] nodes: \"\(node)\" is not host:port" }
 }

@@ -191,7 +191,8 @@ final class ArchiverProcess: @unchecked Sendable {
     let clientID: String
     private(set) var process: ManagedProcess?
 
-    init(directory: String, clientID: String, port: Int, passwordFile: String, conninfo: String) throws {
+    /// `nodes`: the ports of the cluster's other nodes, `[archive] nodes`.
+    init(directory: String, clientID: String, port: Int, passwordFile: String, conninfo: String, nodes: [Int] = []) throws {
         self.clientID = clientID
         configPath = "\(directory)/\(clientID).toml"
         try """
@@ -213,6 +214,7 @@ final class ArchiverProcess: @unchecked Sendable {
             [archive]
             conninfo = "\(conninfo)"
             status_interval_s = 1
+            nodes = [\(nodes.map { "\"127.0.0.1:\($0)\"" }.joined(separator: ", "))]
             """.write(toFile: configPath, atomically: true, encoding: .utf8)
     }
 
