@@ -22,8 +22,10 @@ final class ArchiveAnswerLock: Sendable {
     private let holder = Mutex<Int32?>(nil)
 
     init(conninfo: String, clientID: String, logger: Logger, period: Duration = .seconds(1)) {
-        // The holder is named in pg_stat_activity: who answers is one query away.
-        self.conninfo = "\(conninfo) application_name='keepalive archive \(clientID.replacingOccurrences(of: "'", with: ""))'"
+        // The holder is named in pg_stat_activity: who answers is one query away (key=value
+        // conninfo only; a postgresql:// URI is left as given).
+        let name = "application_name='keepalive archive \(clientID.filter { $0 != "'" && $0 != "\\" })'"
+        self.conninfo = conninfo.hasPrefix("postgres://") || conninfo.hasPrefix("postgresql://") ? conninfo : "\(conninfo) \(name)"
         self.logger = logger
         self.period = period
     }
