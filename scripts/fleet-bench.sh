@@ -14,6 +14,7 @@
 #   FLEET_RATE=0 FLEET_SECONDS=5 …              connect only: CONNECT-to-CONNACK times and CPU, nothing published
 #   FLEET_PASSWORD_FORMAT=scram …              accounts stored as SCRAM (deploy/fleet/cluster.sh), to measure its cost
 #   FLEET_KEEP=1 …                             keep each size's work directory (acked.tsv, archived.tsv, logs)
+#   FLEET_CONNINFO_EXTRA="options='-c synchronous_commit=off'" …   more libpq settings for the archivers' conninfo
 #   KEEPALIVE_BIN=.build/release/keepalive …   the archiver binary (default: a release build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,7 +61,7 @@ while True:
   mkdir -p "$work/pg"; chown postgres "$work/pg"
   runuser -u postgres -- "$pgbin/initdb" -D "$work/pg/data" -A trust -U postgres --no-sync >/dev/null
   runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg/data" -o "-p $pgport -k $work/pg -c listen_addresses=''" -l "$work/pg/log" -w start >/dev/null
-  conninfo="host=$work/pg port=$pgport user=postgres dbname=postgres"
+  conninfo="host=$work/pg port=$pgport user=postgres dbname=postgres${FLEET_CONNINFO_EXTRA:+ $FLEET_CONNINFO_EXTRA}"
 
   # Accounts in bulk (one ejabberdctl call): XEP-0227 import.
   /usr/bin/python3 - "$devices" >"$work/users.xml" <<'PY'
