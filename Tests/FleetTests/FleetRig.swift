@@ -23,11 +23,18 @@ enum FleetSuites {}
 /// A fresh directory with a three-node cluster and a PostgreSQL in it, both up while `body`
 /// runs and stopped after it, whether it threw or not.
 func withClusterAndPostgres(
-    _ label: String, _ body: (FleetCluster, TestPostgres, TemporaryDirectory) async throws -> Void
+    _ label: String, tls: Bool = false, _ body: (FleetCluster, TestPostgres, TemporaryDirectory) async throws -> Void
 ) async throws {
     let directory = try TemporaryDirectory(label)
     chmod(directory.path, 0o755)
-    let cluster = FleetCluster(directory: directory.file("cluster"), basePort: freeNodePorts())
+    var tlsDirectory: String?
+    if tls {
+        // The fleet's CA and the nodes' certificate, for the names the tests connect by.
+        let made = try await runCommand("\(Tools.packageRoot)/deploy/fleet/fleet-ca.sh", [directory.file("tls"), "localhost", FleetCluster.host])
+        guard made.status == 0 else { throw WaitTimeout(description: "fleet-ca.sh failed: \(made.output)") }
+        tlsDirectory = directory.file("tls")
+    }
+    let cluster = FleetCluster(directory: directory.file("cluster"), basePort: freeNodePorts(), tlsDirectory: tlsDirectory)
     let postgres = TestPostgres(directory: directory.file("pg"), port: Ports.free())
     try await postgres.create()
     try await postgres.start()
@@ -69,7 +76,8 @@ enum FleetPrerequisites {
     static var missing: String? {
         let needed = [
             ("ejabberdctl (ejabberd)", "/usr/sbin/ejabberdctl"), ("initdb (postgresql)", "\(postgresBin)/initdb"),
-            ("psql (postgresql-client)", "/usr/bin/psql"), ("runuser", "/usr/sbin/runuser"),
+            ("psql (postgresql-client)", "/usr/bin/psql"), ("runuser", "/usr/sbin/runuser"), ("tcpdump", "/usr/bin/tcpdump"),
+            ("openssl", "/usr/bin/openssl"),
         ]
         let absent = needed.filter { !FileManager.default.isExecutableFile(atPath: $0.1) }.map(\.0)
         if getuid() != 0 { return "the fleet tests run ejabberd and PostgreSQL as their own users: run as root" }
@@ -83,12 +91,15 @@ enum FleetPrerequisites {
 final class FleetCluster: @unchecked Sendable {
     let directory: String
     let basePort: Int
+    /// deploy/fleet/fleet-ca.sh's directory when the nodes speak MQTT over TLS only.
+    let tlsDirectory: String?
     static let host = "fleet.keepalive"
     private static var script: String { "\(Tools.packageRoot)/deploy/fleet/cluster.sh" }
 
-    init(directory: String, basePort: Int) {
+    init(directory: String, basePort: Int, tlsDirectory: String? = nil) {
         self.directory = directory
         self.basePort = basePort
+        self.tlsDirectory = tlsDirectory
     }
 
     /// MQTT port of node `n` (1…3).
@@ -109,7 +120,9 @@ final class FleetCluster: @unchecked Sendable {
     }
 
     func up() async throws {
-        let result = try await runCommand(Self.script, ["up", directory, String(basePort)], timeout: 180)
+        var environment = ProcessInfo.processInfo.environment
+        if let tlsDirectory { environment["FLEET_TLS_DIR"] = tlsDirectory }
+        let result = try await runCommand(Self.script, ["up", directory, String(basePort)], environment: environment, timeout: 180)
         guard result.status == 0 else { throw WaitTimeout(description: "cluster.sh up failed: \(result.output)") }
     }
 
@@ -191,8 +204,11 @@ final class ArchiverProcess: @unchecked Sendable {
     let clientID: String
     private(set) var process: ManagedProcess?
 
-    /// `nodes`: the ports of the cluster's other nodes, `[archive] nodes`.
-    init(directory: String, clientID: String, port: Int, passwordFile: String, conninfo: String, nodes: [Int] = []) throws {
+    /// `nodes`: the ports of the cluster's other nodes, `[archive] nodes`; `cafile`: MQTT over TLS
+    /// to "localhost", verified with that CA.
+    init(
+        directory: String, clientID: String, port: Int, passwordFile: String, conninfo: String, nodes: [Int] = [], cafile: String? = nil
+    ) throws {
         self.clientID = clientID
         configPath = "\(directory)/\(clientID).toml"
         try """
@@ -200,8 +216,9 @@ final class ArchiverProcess: @unchecked Sendable {
             id = "archive"
             timezone = "UTC"
             [mqtt]
-            host = "127.0.0.1"
+            host = "\(cafile == nil ? "127.0.0.1" : "localhost")"
             port = \(port)
+            \(cafile.map { "tls = true\ncafile = \"\($0)\"" } ?? "")
             username = "archive"
             password_file = "\(passwordFile)"
             client_id = "\(clientID)"
@@ -214,7 +231,7 @@ final class ArchiverProcess: @unchecked Sendable {
             [archive]
             conninfo = "\(conninfo)"
             status_interval_s = 1
-            nodes = [\(nodes.map { "\"127.0.0.1:\($0)\"" }.joined(separator: ", "))]
+            nodes = [\(nodes.map { "\"\(cafile == nil ? "127.0.0.1" : "localhost"):\($0)\"" }.joined(separator: ", "))]
             """.write(toFile: configPath, atomically: true, encoding: .utf8)
     }
 

@@ -12,6 +12,8 @@
 # keepalive/DEVICE/ and reply/DEVICE/, and read only its own query and command topics.
 # Runs ejabberdctl on a cluster node; FLEET_CTL replaces it, e.g. for the one-machine cluster
 #   FLEET_CTL="deploy/fleet/cluster.sh ctl /tmp/fleet 1" device-credentials.sh add pi-anna …
+#   FLEET_CAFILE=/etc/mosquitto/certs/keepalive-fleet-ca.pem device-credentials.sh add …   a TLS cluster:
+#   the bridge verifies the nodes' certificate with that CA (the path as on the Pi)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 HOST="${FLEET_HOST:-fleet.keepalive}"
@@ -35,6 +37,9 @@ case "${1:-}" in
     umask 077
     sed -e "s|@DEVICE@|$device|g" -e "s|@PASSWORD@|$password|g" -e "s|@NODE1@|$node1|g" -e "s|@NODE2@|$node2|g" \
       "$here/pi-bridge.conf.in" >"$out"
+    # A TLS cluster (FLEET_CAFILE: the fleet's ca.pem as the Pi will hold it): the bridge verifies
+    # the node's certificate and its host name against NODE1/NODE2.
+    if [ -n "${FLEET_CAFILE:-}" ]; then printf 'bridge_cafile %s\nbridge_insecure false\n' "$FLEET_CAFILE" >>"$out"; fi
     echo "$out"
     ;;
   service)
