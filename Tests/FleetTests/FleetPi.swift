@@ -21,6 +21,7 @@ struct FleetPi {
         let host = cluster.tlsDirectory == nil ? "127.0.0.1" : "localhost"
         var environment = ["FLEET_CTL": "\(Tools.packageRoot)/deploy/fleet/cluster.sh ctl \(cluster.directory) 1"]
         if let tls = cluster.tlsDirectory { environment["FLEET_CAFILE"] = "\(tls)/ca.pem" }
+        if let jwt = cluster.jwtDirectory { environment["FLEET_JWT_DIR"] = jwt }
         let add = try await runCommand(
             "\(Tools.packageRoot)/deploy/fleet/device-credentials.sh",
             ["add", device, "\(host):\(cluster.port(1))", "\(host):\(cluster.port(2))", issued], environment: environment)

@@ -23,7 +23,7 @@ enum FleetSuites {}
 /// A fresh directory with a three-node cluster and a PostgreSQL in it, both up while `body`
 /// runs and stopped after it, whether it threw or not.
 func withClusterAndPostgres(
-    _ label: String, tls: Bool = false, _ body: (FleetCluster, TestPostgres, TemporaryDirectory) async throws -> Void
+    _ label: String, tls: Bool = false, jwt: Bool = false, _ body: (FleetCluster, TestPostgres, TemporaryDirectory) async throws -> Void
 ) async throws {
     let directory = try TemporaryDirectory(label)
     chmod(directory.path, 0o755)
@@ -34,7 +34,14 @@ func withClusterAndPostgres(
         guard made.status == 0 else { throw WaitTimeout(description: "fleet-ca.sh failed: \(made.output)") }
         tlsDirectory = directory.file("tls")
     }
-    let cluster = FleetCluster(directory: directory.file("cluster"), basePort: freeNodePorts(), tlsDirectory: tlsDirectory)
+    var jwtDirectory: String?
+    if jwt {
+        let made = try await runCommand("\(Tools.packageRoot)/deploy/fleet/fleet-jwt.py", ["keys", directory.file("jwt")])
+        guard made.status == 0 else { throw WaitTimeout(description: "fleet-jwt.py keys failed: \(made.output)") }
+        jwtDirectory = directory.file("jwt")
+    }
+    let cluster = FleetCluster(
+        directory: directory.file("cluster"), basePort: freeNodePorts(), tlsDirectory: tlsDirectory, jwtDirectory: jwtDirectory)
     let postgres = TestPostgres(directory: directory.file("pg"), port: Ports.free())
     try await postgres.create()
     try await postgres.start()
@@ -83,6 +90,7 @@ enum FleetPrerequisites {
         if getuid() != 0 { return "the fleet tests run ejabberd and PostgreSQL as their own users: run as root" }
         if !absent.isEmpty { return "not installed: \(absent.joined(separator: ", ")) (scripts/setup.sh installs them)" }
         if !FileManager.default.fileExists(atPath: "/usr/lib/python3/dist-packages/paho") { return "python3-paho-mqtt is not installed" }
+        if !FileManager.default.fileExists(atPath: "/usr/lib/python3/dist-packages/cryptography") { return "python3-cryptography is not installed" }
         return nil
     }
 }
@@ -93,13 +101,16 @@ final class FleetCluster: @unchecked Sendable {
     let basePort: Int
     /// deploy/fleet/fleet-ca.sh's directory when the nodes speak MQTT over TLS only.
     let tlsDirectory: String?
+    /// deploy/fleet/fleet-jwt.py's key directory when devices authenticate with tokens.
+    let jwtDirectory: String?
     static let host = "fleet.keepalive"
     private static var script: String { "\(Tools.packageRoot)/deploy/fleet/cluster.sh" }
 
-    init(directory: String, basePort: Int, tlsDirectory: String? = nil) {
+    init(directory: String, basePort: Int, tlsDirectory: String? = nil, jwtDirectory: String? = nil) {
         self.directory = directory
         self.basePort = basePort
         self.tlsDirectory = tlsDirectory
+        self.jwtDirectory = jwtDirectory
     }
 
     /// MQTT port of node `n` (1…3).
@@ -122,6 +133,7 @@ final class FleetCluster: @unchecked Sendable {
     func up() async throws {
         var environment = ProcessInfo.processInfo.environment
         if let tlsDirectory { environment["FLEET_TLS_DIR"] = tlsDirectory }
+        if let jwtDirectory { environment["FLEET_JWT_DIR"] = jwtDirectory }
         let result = try await runCommand(Self.script, ["up", directory, String(basePort)], environment: environment, timeout: 180)
         guard result.status == 0 else { throw WaitTimeout(description: "cluster.sh up failed: \(result.output)") }
     }
