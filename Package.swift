@@ -64,15 +64,24 @@ let package = Package(
         .target(
             name: "Agent",
             dependencies: [
-                "Store", "Bus", "Supervision", "CGPS", "CTimex", "CMalloc", "CSpawn", "StepCounting", "SleepStaging", "CLibPQ",
+                "Store", "Bus", "Supervision", "CGPS", "CTimex", "CMalloc", "CSpawn", "StepCounting", "SleepStaging",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
+        // `keepalive archive`, the fleet's PostgreSQL archiver (docs/fleet.md): a target of its own
+        // that a Pi's agent never runs; it answers with the agent's own request parsing and replies.
+        .target(
+            name: "Archive",
+            dependencies: [
+                "Agent", "Bus", "CLibPQ",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .executableTarget(
             name: "keepalive",
-            dependencies: ["Agent", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+            dependencies: ["Agent", "Archive", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
         // The benchmarks are a package of their own: Benchmarks/ (scripts/bench.sh).
 
@@ -91,7 +100,7 @@ let package = Package(
         .testTarget(name: "BusTests", dependencies: ["Bus", "TestKit"]),
         .testTarget(name: "SleepStagingTests", dependencies: ["SleepStaging", "TestKit"]),
         // The fleet: a real three-node ejabberd cluster, PostgreSQL, the archive (docs/fleet.md).
-        .testTarget(name: "FleetTests", dependencies: ["Agent", "Bus", "TestKit"]),
+        .testTarget(name: "FleetTests", dependencies: ["Archive", "Agent", "Bus", "TestKit"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -13,7 +13,9 @@
 #   FLEET_RAMP=0 …                             seconds over which the devices first connect (0: all at once)
 #   FLEET_RATE=0 FLEET_SECONDS=5 …              connect only: CONNECT-to-CONNACK times and CPU, nothing published
 #   FLEET_PASSWORD_FORMAT=scram …              accounts stored as SCRAM (deploy/fleet/cluster.sh), to measure its cost
+#   FLEET_AUTH=jwt …                           devices authenticate with tokens (deploy/fleet/fleet-jwt.py), no device account
 #   FLEET_KEEP=1 …                             keep each size's work directory (acked.tsv, archived.tsv, logs)
+#   FLEET_CONNINFO_EXTRA="options='-c synchronous_commit=off'" …   more libpq settings for the archivers' conninfo
 #   KEEPALIVE_BIN=.build/release/keepalive …   the archiver binary (default: a release build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,11 +58,28 @@ while True:
   }
   trap cleanup EXIT
   echo "fleet-bench: $devices devices, $rate msg/s each, ${seconds} s, in $work" >&2
-  deploy/fleet/cluster.sh up "$work/cluster" "$base" >/dev/null
+  if [ "${FLEET_AUTH:-password}" = jwt ]; then
+    # Devices with tokens (ES256, one a device); the readers keep their passwords.
+    deploy/fleet/fleet-jwt.py keys "$work/jwt" >/dev/null
+    /usr/bin/python3 - "$work/jwt" "$devices" >"$work/devices.txt" <<'PY'
+import contextlib, importlib.util, io, sys
+spec = importlib.util.spec_from_file_location("fleet_jwt", "deploy/fleet/fleet-jwt.py")
+fleet_jwt = importlib.util.module_from_spec(spec); spec.loader.exec_module(fleet_jwt)
+for i in range(1, int(sys.argv[2]) + 1):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        fleet_jwt.token(sys.argv[1], f"b{i:05d}", "fleet.keepalive", 1)
+    print(f"b{i:05d}:{out.getvalue().strip()}")
+PY
+    FLEET_JWT_DIR="$work/jwt" deploy/fleet/cluster.sh up "$work/cluster" "$base" >/dev/null
+  else
+    seq -f 'b%05g' 1 "$devices" | awk '{print $1 ":pw-" $1}' >"$work/devices.txt"
+    deploy/fleet/cluster.sh up "$work/cluster" "$base" >/dev/null
+  fi
   mkdir -p "$work/pg"; chown postgres "$work/pg"
   runuser -u postgres -- "$pgbin/initdb" -D "$work/pg/data" -A trust -U postgres --no-sync >/dev/null
   runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg/data" -o "-p $pgport -k $work/pg -c listen_addresses=''" -l "$work/pg/log" -w start >/dev/null
-  conninfo="host=$work/pg port=$pgport user=postgres dbname=postgres"
+  conninfo="host=$work/pg port=$pgport user=postgres dbname=postgres${FLEET_CONNINFO_EXTRA:+ $FLEET_CONNINFO_EXTRA}"
 
   # Accounts in bulk (one ejabberdctl call): XEP-0227 import.
   /usr/bin/python3 - "$devices" >"$work/users.xml" <<'PY'
@@ -105,8 +124,8 @@ TOML
   nodes="127.0.0.1:$base,127.0.0.1:$((base + 1)),127.0.0.1:$((base + 2))"
   for ((first = 1; first <= devices; first += 250)); do
     last=$((first + 249 < devices ? first + 249 : devices))
-    list="$(seq -f 'b%05g' "$first" "$last" | awk '{printf "%s%s:pw-%s", (NR>1?",":""), $1, $1}')"
-    /usr/bin/python3 deploy/fleet/fleet-load.py --nodes "$nodes" --devices "$list" --rate "$rate" --seconds "$seconds" \
+    sed -n "${first},${last}p" "$work/devices.txt" >"$work/devices-$first.txt"
+    /usr/bin/python3 deploy/fleet/fleet-load.py --nodes "$nodes" --devices "@$work/devices-$first.txt" --rate "$rate" --seconds "$seconds" \
       --ramp "$ramp" \
       --out "$work/acked-$first.tsv" --linger 900 2>"$work/load-$first.log" &
     loaders+=($!)

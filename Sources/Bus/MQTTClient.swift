@@ -48,6 +48,8 @@ public final class MQTTClient: Sendable {
         var finalMessage: MQTTMessage?
         var lastRefusal: String?
         var started = false
+        /// Which of `options.brokers` this connection is for.
+        var brokerIndex = 0
     }
     private let connection = Mutex(Connection())
 
@@ -68,6 +70,13 @@ public final class MQTTClient: Sendable {
     }
 
     public var connectionState: MQTTConnectionState { connection.withLock { $0.state } }
+
+    /// `host:port` of the broker connected to, or tried next.
+    public var broker: String {
+        let brokers = options.brokers
+        let broker = brokers[connection.withLock { $0.brokerIndex } % brokers.count]
+        return "\(broker.host):\(broker.port)"
+    }
 
     /// When the network thread last went round (uptime ns): for the watchdog, which must not be
     /// fed while this thread is stuck.
@@ -176,7 +185,7 @@ public final class MQTTClient: Sendable {
                 endSession(reason: connection.withLock { $0.lastRefusal } ?? error.message)
             }
             let delay = backoff.nextDelay()
-            logger.info("MQTT reconnecting", metadata: ["in_s": "\(String(format: "%.1f", delay))", "broker": "\(options.host):\(options.port)"])
+            logger.info("MQTT reconnecting", metadata: ["in_s": "\(String(format: "%.1f", delay))", "broker": "\(broker)"])
             waitUnlessStopped(seconds: delay)
         }
         connection.withLock {
@@ -198,8 +207,10 @@ public final class MQTTClient: Sendable {
                 connection.lastRefusal = problem
                 throw MosquittoError.invalid
             }
-            logger.debug("MQTT connecting", metadata: ["broker": "\(options.host):\(options.port)"])
-            try handle.connect()
+            let brokers = options.brokers
+            let broker = brokers[connection.brokerIndex % brokers.count]
+            logger.debug("MQTT connecting", metadata: ["broker": "\(broker.host):\(broker.port)"])
+            try handle.connect(host: broker.host, port: broker.port)
         }
     }
 
@@ -227,16 +238,19 @@ public final class MQTTClient: Sendable {
 
     /// Drops the libmosquitto session after a failure; the next connect starts a new one.
     private func endSession(reason: String) {
+        let tried = broker
         let wasConnected = connection.withLock {
             let was = $0.state == .connected
             $0.state = .disconnected(reason: reason)
+            // Never up on this broker: the next one of the cluster (if any) is tried next.
+            if !was { $0.brokerIndex = ($0.brokerIndex + 1) % options.brokers.count }
             acknowledgements.withLock { $0.sessionNumber += 1 }
             return was
         }
         if wasConnected {
             logger.warning("MQTT connection lost", metadata: ["reason": "\(reason)"])
         } else {
-            logger.warning("MQTT connect failed", metadata: ["reason": "\(reason)", "broker": "\(options.host):\(options.port)"])
+            logger.warning("MQTT connect failed", metadata: ["reason": "\(reason)", "broker": "\(tried)"])
         }
         eventSink.yield(.disconnected(reason: reason))
     }
@@ -258,7 +272,7 @@ public final class MQTTClient: Sendable {
             for filter in $0.subscriptions { handle.subscribe(filter) }
             return acknowledgements.withLock { $0.sessionNumber }
         }
-        logger.info("MQTT connected", metadata: ["broker": "\(options.host):\(options.port)", "client_id": "\(options.clientID)"])
+        logger.info("MQTT connected", metadata: ["broker": "\(broker)", "client_id": "\(options.clientID)"])
         eventSink.yield(.connected(session: session, receiveMaximum: receiveMaximum))
     }
 

@@ -23,6 +23,13 @@ public struct MQTTClientOptions: Sendable {
     /// acknowledged. While the network thread waits for a consumer that is behind, at most this
     /// many sit in the socket and the broker queues the rest.
     public var receiveMaximum: UInt16 = 20
+    /// Further brokers of one cluster, tried in turn after `host`/`port`: a connection that fails
+    /// before it is up moves on to the next one; a connection lost once up tries its own broker
+    /// first. Empty (one broker) unless set.
+    public var alternateBrokers: [(host: String, port: Int)] = []
+
+    /// `host`/`port` first, then `alternateBrokers`.
+    var brokers: [(host: String, port: Int)] { [(host, port)] + alternateBrokers }
 
     public struct TLS: Sendable {
         public var cafile: String

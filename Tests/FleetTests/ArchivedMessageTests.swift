@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Agent
+@testable import Archive
 
 /// What the archive stores and what it counts and drops, message by message (no servers).
 @Suite struct ArchivedMessageTests {

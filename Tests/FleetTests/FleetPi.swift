@@ -10,13 +10,21 @@ struct FleetPi {
     let localPort: Int
     let broker: ManagedProcess
 
+    /// The issued bridge file (it holds the device's password).
+    let bridgeFile: String
+
     init(device: String, cluster: FleetCluster, directory: TemporaryDirectory) async throws {
         self.device = device
         let issued = directory.file("\(device)-bridge.conf")
+        bridgeFile = issued
+        // Over TLS the bridge names the nodes as their certificate does, and verifies it.
+        let host = cluster.tlsDirectory == nil ? "127.0.0.1" : "localhost"
+        var environment = ["FLEET_CTL": "\(Tools.packageRoot)/deploy/fleet/cluster.sh ctl \(cluster.directory) 1"]
+        if let tls = cluster.tlsDirectory { environment["FLEET_CAFILE"] = "\(tls)/ca.pem" }
+        if let jwt = cluster.jwtDirectory { environment["FLEET_JWT_DIR"] = jwt }
         let add = try await runCommand(
             "\(Tools.packageRoot)/deploy/fleet/device-credentials.sh",
-            ["add", device, "127.0.0.1:\(cluster.port(1))", "127.0.0.1:\(cluster.port(2))", issued],
-            environment: ["FLEET_CTL": "\(Tools.packageRoot)/deploy/fleet/cluster.sh ctl \(cluster.directory) 1"])
+            ["add", device, "\(host):\(cluster.port(1))", "\(host):\(cluster.port(2))", issued], environment: environment)
         try #require(add.status == 0, "\(add.output)")
         let localPort = Ports.free()
         let conf = try String(contentsOfFile: issued, encoding: .utf8)

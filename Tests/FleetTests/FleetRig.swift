@@ -23,11 +23,25 @@ enum FleetSuites {}
 /// A fresh directory with a three-node cluster and a PostgreSQL in it, both up while `body`
 /// runs and stopped after it, whether it threw or not.
 func withClusterAndPostgres(
-    _ label: String, _ body: (FleetCluster, TestPostgres, TemporaryDirectory) async throws -> Void
+    _ label: String, tls: Bool = false, jwt: Bool = false, _ body: (FleetCluster, TestPostgres, TemporaryDirectory) async throws -> Void
 ) async throws {
     let directory = try TemporaryDirectory(label)
     chmod(directory.path, 0o755)
-    let cluster = FleetCluster(directory: directory.file("cluster"), basePort: freeNodePorts())
+    var tlsDirectory: String?
+    if tls {
+        // The fleet's CA and the nodes' certificate, for the names the tests connect by.
+        let made = try await runCommand("\(Tools.packageRoot)/deploy/fleet/fleet-ca.sh", [directory.file("tls"), "localhost", FleetCluster.host])
+        guard made.status == 0 else { throw WaitTimeout(description: "fleet-ca.sh failed: \(made.output)") }
+        tlsDirectory = directory.file("tls")
+    }
+    var jwtDirectory: String?
+    if jwt {
+        let made = try await runCommand("\(Tools.packageRoot)/deploy/fleet/fleet-jwt.py", ["keys", directory.file("jwt")])
+        guard made.status == 0 else { throw WaitTimeout(description: "fleet-jwt.py keys failed: \(made.output)") }
+        jwtDirectory = directory.file("jwt")
+    }
+    let cluster = FleetCluster(
+        directory: directory.file("cluster"), basePort: freeNodePorts(), tlsDirectory: tlsDirectory, jwtDirectory: jwtDirectory)
     let postgres = TestPostgres(directory: directory.file("pg"), port: Ports.free())
     try await postgres.create()
     try await postgres.start()
@@ -69,12 +83,14 @@ enum FleetPrerequisites {
     static var missing: String? {
         let needed = [
             ("ejabberdctl (ejabberd)", "/usr/sbin/ejabberdctl"), ("initdb (postgresql)", "\(postgresBin)/initdb"),
-            ("psql (postgresql-client)", "/usr/bin/psql"), ("runuser", "/usr/sbin/runuser"),
+            ("psql (postgresql-client)", "/usr/bin/psql"), ("runuser", "/usr/sbin/runuser"), ("tcpdump", "/usr/bin/tcpdump"),
+            ("openssl", "/usr/bin/openssl"),
         ]
         let absent = needed.filter { !FileManager.default.isExecutableFile(atPath: $0.1) }.map(\.0)
         if getuid() != 0 { return "the fleet tests run ejabberd and PostgreSQL as their own users: run as root" }
         if !absent.isEmpty { return "not installed: \(absent.joined(separator: ", ")) (scripts/setup.sh installs them)" }
         if !FileManager.default.fileExists(atPath: "/usr/lib/python3/dist-packages/paho") { return "python3-paho-mqtt is not installed" }
+        if !FileManager.default.fileExists(atPath: "/usr/lib/python3/dist-packages/cryptography") { return "python3-cryptography is not installed" }
         return nil
     }
 }
@@ -83,12 +99,18 @@ enum FleetPrerequisites {
 final class FleetCluster: @unchecked Sendable {
     let directory: String
     let basePort: Int
+    /// deploy/fleet/fleet-ca.sh's directory when the nodes speak MQTT over TLS only.
+    let tlsDirectory: String?
+    /// deploy/fleet/fleet-jwt.py's key directory when devices authenticate with tokens.
+    let jwtDirectory: String?
     static let host = "fleet.keepalive"
     private static var script: String { "\(Tools.packageRoot)/deploy/fleet/cluster.sh" }
 
-    init(directory: String, basePort: Int) {
+    init(directory: String, basePort: Int, tlsDirectory: String? = nil, jwtDirectory: String? = nil) {
         self.directory = directory
         self.basePort = basePort
+        self.tlsDirectory = tlsDirectory
+        self.jwtDirectory = jwtDirectory
     }
 
     /// MQTT port of node `n` (1…3).
@@ -109,7 +131,10 @@ final class FleetCluster: @unchecked Sendable {
     }
 
     func up() async throws {
-        let result = try await runCommand(Self.script, ["up", directory, String(basePort)], timeout: 180)
+        var environment = ProcessInfo.processInfo.environment
+        if let tlsDirectory { environment["FLEET_TLS_DIR"] = tlsDirectory }
+        if let jwtDirectory { environment["FLEET_JWT_DIR"] = jwtDirectory }
+        let result = try await runCommand(Self.script, ["up", directory, String(basePort)], environment: environment, timeout: 180)
         guard result.status == 0 else { throw WaitTimeout(description: "cluster.sh up failed: \(result.output)") }
     }
 
@@ -191,7 +216,11 @@ final class ArchiverProcess: @unchecked Sendable {
     let clientID: String
     private(set) var process: ManagedProcess?
 
-    init(directory: String, clientID: String, port: Int, passwordFile: String, conninfo: String) throws {
+    /// `nodes`: the ports of the cluster's other nodes, `[archive] nodes`; `cafile`: MQTT over TLS
+    /// to "localhost", verified with that CA.
+    init(
+        directory: String, clientID: String, port: Int, passwordFile: String, conninfo: String, nodes: [Int] = [], cafile: String? = nil
+    ) throws {
         self.clientID = clientID
         configPath = "\(directory)/\(clientID).toml"
         try """
@@ -199,8 +228,9 @@ final class ArchiverProcess: @unchecked Sendable {
             id = "archive"
             timezone = "UTC"
             [mqtt]
-            host = "127.0.0.1"
+            host = "\(cafile == nil ? "127.0.0.1" : "localhost")"
             port = \(port)
+            \(cafile.map { "tls = true\ncafile = \"\($0)\"" } ?? "")
             username = "archive"
             password_file = "\(passwordFile)"
             client_id = "\(clientID)"
@@ -213,6 +243,7 @@ final class ArchiverProcess: @unchecked Sendable {
             [archive]
             conninfo = "\(conninfo)"
             status_interval_s = 1
+            nodes = [\(nodes.map { "\"\(cafile == nil ? "127.0.0.1" : "localhost"):\($0)\"" }.joined(separator: ", "))]
             """.write(toFile: configPath, atomically: true, encoding: .utf8)
     }
 

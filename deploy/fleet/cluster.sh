@@ -10,6 +10,10 @@
 #
 # ejabberd runs as the user ejabberd (run this as root); the Debian service is never used.
 # FLEET_PASSWORD_FORMAT=scram stores the accounts as SCRAM instead (to measure its cost).
+# FLEET_JWT_DIR=DIR (made by deploy/fleet/fleet-jwt.py keys DIR): devices authenticate with a token
+# (fleet-jwt.py token), checked against DIR/jwt-public.jwk; the nodes store no device secret.
+# FLEET_TLS_DIR=DIR (made by deploy/fleet/fleet-ca.sh DIR localhost …): the nodes speak MQTT over
+# TLS only, with DIR/node.pem; clients verify it with DIR/ca.pem and connect to "localhost".
 # Nodes start one at a time: a node must be up before the next joins.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -54,11 +58,24 @@ case "$cmd" in
   up)
     port="${1:?cluster.sh up DIR PORT}"
     echo "$port" >"$dir/port"
+    tls=false; certfiles=""
+    if [ -n "${FLEET_TLS_DIR:-}" ]; then
+      [ -f "$FLEET_TLS_DIR/node.pem" ] || die "no $FLEET_TLS_DIR/node.pem (deploy/fleet/fleet-ca.sh makes it)"
+      mkdir -p "$dir/tls"; cp "$FLEET_TLS_DIR/node.pem" "$dir/tls/node.pem"; chmod 600 "$dir/tls/node.pem"
+      tls=true; certfiles="\"$dir/tls/node.pem\""
+    fi
+    auth="auth_method: internal"
+    if [ -n "${FLEET_JWT_DIR:-}" ]; then
+      [ -f "$FLEET_JWT_DIR/jwt-public.jwk" ] || die "no $FLEET_JWT_DIR/jwt-public.jwk (deploy/fleet/fleet-jwt.py keys makes it)"
+      mkdir -p "$dir/jwt"; cp "$FLEET_JWT_DIR/jwt-public.jwk" "$dir/jwt/"
+      auth="auth_method: [jwt, internal]\njwt_key: \"$dir/jwt/jwt-public.jwk\"\njwt_auth_only_rule: fleet_device"
+    fi
     for n in 1 2 3; do
       d="$(node_dir "$n")"
       mkdir -p "$d/spool" "$d/logs"
       sed -e "s|@HOST@|$HOST|g" -e "s|@NODE_IP@|$NODE_IP|g" -e "s|@MQTT_PORT@|$((port + n - 1))|g" \
-        -e "s|^auth_password_format: plain|auth_password_format: $PASSWORD_FORMAT|" "$here/ejabberd.yml.in" >"$d/ejabberd.yml"
+        -e "s|^auth_password_format: plain|auth_password_format: $PASSWORD_FORMAT|" -e "s|@TLS@|$tls|g" -e "s|@CERTFILES@|$certfiles|g" -e "s|^auth_method: internal|$auth|" \
+        "$here/ejabberd.yml.in" >"$d/ejabberd.yml"
       sed -e "s|@NODE_NAME@|$(node_name "$n")|g" -e "s|@NODE_IP@|$NODE_IP|g" -e "s|@DIR@|$d|g" -e "s|@ERL@|$dir/erl|g" \
         "$here/ejabberdctl.cfg.in" >"$d/ejabberdctl.cfg"
       cp /etc/ejabberd/inetrc "$d/inetrc"

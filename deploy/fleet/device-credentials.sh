@@ -12,6 +12,10 @@
 # keepalive/DEVICE/ and reply/DEVICE/, and read only its own query and command topics.
 # Runs ejabberdctl on a cluster node; FLEET_CTL replaces it, e.g. for the one-machine cluster
 #   FLEET_CTL="deploy/fleet/cluster.sh ctl /tmp/fleet 1" device-credentials.sh add pi-anna …
+#   FLEET_JWT_DIR=DIR device-credentials.sh add …   JWT authentication: a token signed with
+#   DIR/jwt-private.pem (fleet-jwt.py keys DIR; FLEET_JWT_DAYS, default 30) instead of an account
+#   FLEET_CAFILE=/etc/mosquitto/certs/keepalive-fleet-ca.pem device-credentials.sh add …   a TLS cluster:
+#   the bridge verifies the nodes' certificate with that CA (the path as on the Pi)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 HOST="${FLEET_HOST:-fleet.keepalive}"
@@ -30,11 +34,20 @@ case "${1:-}" in
     device="${2:?add DEVICE NODE1 NODE2 [OUT]}"; node1="${3:?NODE1 (host:port)}"; node2="${4:?NODE2 (host:port)}"
     out="${5:-$device-bridge.conf}"
     valid_device "$device"
-    password="$(head -c 24 /dev/urandom | base64 | tr -d '/+=' | head -c 32)"
-    "${CTL[@]}" register "$device" "$HOST" "$password" >/dev/null || die "could not register $device (already there? revoke it first)"
+    if [ -n "${FLEET_JWT_DIR:-}" ]; then
+      # JWT authentication: no account on the cluster, a signed token (the nodes hold only the
+      # public key) valid FLEET_JWT_DAYS days; reissue it before then.
+      password="$("$here/fleet-jwt.py" token "$FLEET_JWT_DIR" "$device" "$HOST" "${FLEET_JWT_DAYS:-30}")" || die "no token for $device"
+    else
+      password="$(head -c 24 /dev/urandom | base64 | tr -d '/+=' | head -c 32)"
+      "${CTL[@]}" register "$device" "$HOST" "$password" >/dev/null || die "could not register $device (already there? revoke it first)"
+    fi
     umask 077
     sed -e "s|@DEVICE@|$device|g" -e "s|@PASSWORD@|$password|g" -e "s|@NODE1@|$node1|g" -e "s|@NODE2@|$node2|g" \
       "$here/pi-bridge.conf.in" >"$out"
+    # A TLS cluster (FLEET_CAFILE: the fleet's ca.pem as the Pi will hold it): the bridge verifies
+    # the node's certificate and its host name against NODE1/NODE2.
+    if [ -n "${FLEET_CAFILE:-}" ]; then printf 'bridge_cafile %s\nbridge_insecure false\n' "$FLEET_CAFILE" >>"$out"; fi
     echo "$out"
     ;;
   service)
@@ -47,6 +60,8 @@ case "${1:-}" in
     ;;
   revoke)
     device="${2:?revoke DEVICE}"
+    # A token cannot be withdrawn from the nodes: it works until its exp (FLEET_JWT_DAYS).
+    [ -z "${FLEET_JWT_DIR:-}" ] || die "JWT devices have no account to remove: $device's token works until it expires; to cut every token at once, make new keys (fleet-jwt.py keys), put the new jwt-public.jwk on the nodes and issue new tokens (docs/fleet.md)"
     "${CTL[@]}" unregister "$device" "$HOST" >/dev/null || die "no account $device"
     echo "revoked $device (a connection it holds now ends at its next reconnect; see docs/fleet.md)"
     ;;

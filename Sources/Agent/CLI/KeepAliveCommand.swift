@@ -1,6 +1,7 @@
 import ArgumentParser
 
-/// `keepalive`: the edge agent and its tools.
+/// `keepalive`: the edge agent and its tools. The executable adds `archive` (Sources/Archive),
+/// which lives in a target of its own.
 public struct KeepAliveCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "keepalive",
@@ -8,7 +9,7 @@ public struct KeepAliveCommand: AsyncParsableCommand {
         version: KeepAliveVersion.string,
         subcommands: [
             RunCommand.self, QueryCommand.self, ExportCommand.self, WorkoutsCommand.self, WorkoutCommand.self, GearCommand.self,
-            CheckConfigCommand.self, ArchiveCommand.self,
+            CheckConfigCommand.self,
         ])
 
     public init() {}

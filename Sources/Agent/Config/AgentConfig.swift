@@ -149,6 +149,8 @@ public struct AgentConfig: Sendable, Equatable {
         public var conninfo: String
         /// How often the archive publishes its counters and seq gaps on `<prefix>/archive/status`.
         public var statusIntervalS: Int
+        /// The cluster's other nodes (`host:port`), tried in turn when `[mqtt]`'s cannot be reached.
+        public var nodes: [String] = []
     }
 }
 

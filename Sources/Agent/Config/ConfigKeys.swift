@@ -185,6 +185,7 @@ enum ConfigKeys {
         [
             .string("archive", "conninfo", \.archive.conninfo, default: ""),
             .int("archive", "status_interval_s", \.archive.statusIntervalS, default: 60, in: 1...86_400),
+            .strings("archive", "nodes", \.archive.nodes, default: []),
         ]
     }
 }

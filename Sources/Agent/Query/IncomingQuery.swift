@@ -2,13 +2,13 @@ import Bus
 
 /// A per-date request as it arrived: parsed, where its one reply goes, and with what correlation
 /// data and QoS. Shared by the agent's `QueryService` and the fleet archive's queries.
-struct IncomingQuery {
-    let parsed: Result<QueryRequest, QueryError>
-    let route: ReplyRouting.Route
-    let correlation: [UInt8]?
-    let qos: MQTTQoS
+package struct IncomingQuery {
+    package let parsed: Result<QueryRequest, QueryError>
+    package let route: ReplyRouting.Route
+    package let correlation: [UInt8]?
+    package let qos: MQTTQoS
 
-    init(_ message: MQTTIncomingMessage, routing: ReplyRouting) {
+    package init(_ message: MQTTIncomingMessage, routing: ReplyRouting) {
         correlation = message.properties.correlationData
         qos = QueryService.replyQoS(forRequestQoS: message.qos)
         parsed = QueryRequest.parse(message.payload)

@@ -1,7 +1,7 @@
 /// Why a request got no data: one reply with `{"ok":false,"error":{…}}` and a v5 user property
 /// `status` in HTTP terms.
-struct QueryError: Error, Equatable, Sendable {
-    enum Code: String, Sendable {
+package struct QueryError: Error, Equatable, Sendable {
+    package enum Code: String, Sendable {
         case invalidDate = "invalid_date"
         case futureDate = "future_date"
         case badRequest = "bad_request"
@@ -14,8 +14,13 @@ struct QueryError: Error, Equatable, Sendable {
         case `internal`
     }
 
-    var code: Code
-    var message: String
+    package var code: Code
+    package var message: String
+
+    package init(code: Code, message: String) {
+        self.code = code
+        self.message = message
+    }
 
     var status: Int {
         switch code {
@@ -29,7 +34,7 @@ struct QueryError: Error, Equatable, Sendable {
         }
     }
 
-    var reply: QueryReply {
+    package var reply: QueryReply {
         QueryReply(
             body: JSONValue.object([
                 ("ok", false), ("error", .object([("code", .string(code.rawValue)), ("message", .string(message))])),
@@ -39,12 +44,18 @@ struct QueryError: Error, Equatable, Sendable {
 }
 
 /// A reply's bytes, MQTT content type and status.
-struct QueryReply: Sendable, Equatable {
-    static let json = "application/json"
+package struct QueryReply: Sendable, Equatable {
+    package static let json = "application/json"
     static let geoJSON = "application/geo+json"
     static let gpx = "application/gpx+xml"
 
-    var body: [UInt8]
-    var contentType: String
-    var status: Int
+    package var body: [UInt8]
+    package var contentType: String
+    package var status: Int
+
+    package init(body: [UInt8], contentType: String, status: Int) {
+        self.body = body
+        self.contentType = contentType
+        self.status = status
+    }
 }

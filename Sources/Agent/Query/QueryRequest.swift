@@ -2,19 +2,19 @@ import Foundation
 
 /// A per-date request (SPEC "Per-date queries"): a bare date `2026-11-21`, or JSON
 /// `{"date":…,"include":[…],"track":"5min|full","format":"json|geojson|gpx","reply_to":…}`.
-struct QueryRequest: Sendable, Equatable {
-    enum Part: String, Sendable, CaseIterable { case health, location, track, hr, timeline, workouts }
+package struct QueryRequest: Sendable, Equatable {
+    package enum Part: String, Sendable, CaseIterable { case health, location, track, hr, timeline, workouts }
     enum TrackDetail: String, Sendable, CaseIterable {
         case fiveMinutes = "5min"
         case full
     }
-    enum Format: String, Sendable, CaseIterable { case json, geojson, gpx }
+    package enum Format: String, Sendable, CaseIterable { case json, geojson, gpx }
 
-    var date: String
+    package var date: String
     /// Without `include`: the day's health aggregate and location summary, the small answer.
-    var include: Set<Part> = [.health, .location]
+    package var include: Set<Part> = [.health, .location]
     var track: TrackDetail = .fiveMinutes
-    var format: Format = .json
+    package var format: Format = .json
     var replyTo: String?
 
     static let maximumBytes = 64 * 1024

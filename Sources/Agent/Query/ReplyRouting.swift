@@ -10,7 +10,7 @@ import Bus
 /// topics), Home Assistant's discovery tree and birth topic, the OwnTracks mirror and the request
 /// topics themselves. Topics are compared as the broker compares them, byte for byte (see
 /// `TopicRules`).
-struct ReplyRouting: Sendable {
+package struct ReplyRouting: Sendable {
     let fallbackTopic: String
     /// `<prefix>`: no device's tree under it takes replies.
     private let prefix: [UInt8]
@@ -21,13 +21,13 @@ struct ReplyRouting: Sendable {
     /// `[query] reply_topics`; empty: any topic not refused.
     private let allowed: [[UInt8]]
 
-    struct Route: Sendable, Equatable {
-        var topic: String
-        var refusal: QueryError?
+    package struct Route: Sendable, Equatable {
+        package var topic: String
+        package var refusal: QueryError?
     }
 
     /// `fallbackTopic`: where replies go without a response topic (queries: `selection/result`).
-    init(config: AgentConfig, fallbackTopic: String? = nil) {
+    package init(config: AgentConfig, fallbackTopic: String? = nil) {
         self.fallbackTopic = fallbackTopic ?? "\(config.topicRoot)/selection/result"
         prefix = Array(config.mqtt.prefix.utf8)
         ownRoot = Array(config.topicRoot.utf8)

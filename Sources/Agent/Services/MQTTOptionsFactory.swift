@@ -3,8 +3,8 @@ import Foundation
 
 /// Translates `[mqtt]` into connection options, reading the password (from the systemd credential
 /// or `password_file`, as the loader resolved it; never logged).
-enum MQTTOptionsFactory {
-    static func options(for config: AgentConfig, will: MQTTMessage) throws -> MQTTClientOptions {
+package enum MQTTOptionsFactory {
+    package static func options(for config: AgentConfig, will: MQTTMessage) throws -> MQTTClientOptions {
         let mqtt = config.mqtt
         var password: String?
         if let source = mqtt.password {

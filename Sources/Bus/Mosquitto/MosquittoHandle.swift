@@ -42,8 +42,8 @@ final class MosquittoHandle: @unchecked Sendable {
         return configure(pointer)
     }
 
-    /// Connects (blocking).
-    func connect() throws(MosquittoError) {
+    /// Connects to `host`:`port` (blocking).
+    func connect(host: String, port: Int) throws(MosquittoError) {
         guard let pointer else { throw MosquittoError(code: MOSQ_ERR_INVAL.rawValue) }
         var properties: OpaquePointer? = nil
         defer { mosquitto_property_free_all(&properties) }
@@ -52,7 +52,7 @@ final class MosquittoHandle: @unchecked Sendable {
             mosquitto_property_add_int16(&properties, Int32(MQTT_PROP_RECEIVE_MAXIMUM.rawValue), options.receiveMaximum)
         }
         try MosquittoError.check(
-            mosquitto_connect_bind_v5(pointer, options.host, Int32(options.port), Int32(options.keepaliveS), nil, properties))
+            mosquitto_connect_bind_v5(pointer, host, Int32(port), Int32(options.keepaliveS), nil, properties))
     }
 
     /// One turn of the network loop, waiting at most `timeoutMs`.

@@ -1,3 +1,4 @@
+import Agent
 import Foundation
 
 /// One device message as the archive keeps it: who sent it (the topic's device level), its

@@ -1,3 +1,4 @@
+import Agent
 import CLibPQ
 import Foundation
 
@@ -7,6 +8,8 @@ struct PostgresError: Error, CustomStringConvertible {
     /// Worth waiting out: the connection is gone (server stopped, network), or the server cannot
     /// take the write now (disk full, shutting down, read-only, a conflict). Reconnect and retry.
     let connectionLost: Bool
+    /// The server's SQLSTATE, when it sent one.
+    var sqlState = ""
     var description: String { message }
 
     /// SQLSTATE classes that say "not now" rather than "not this": connection exception (08),
@@ -68,7 +71,7 @@ final class PostgresConnection {
             let sqlState = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) } ?? ""
             throw PostgresError(
                 message: Self.text(PQresultErrorMessage(result)),
-                connectionLost: PQstatus(connection) != CONNECTION_OK || PostgresError.isTransient(sqlState: sqlState))
+                connectionLost: PQstatus(connection) != CONNECTION_OK || PostgresError.isTransient(sqlState: sqlState), sqlState: sqlState)
         }
         var rows: [[String?]] = []
         for row in 0..<PQntuples(result) {

@@ -1,3 +1,4 @@
+import Agent
 import Foundation
 import Logging
 
@@ -9,13 +10,9 @@ import Logging
 /// per-date query, which the archive gives back for that day (docs/fleet.md).
 enum ArchiveDatabase {
     static let schema = [
-        """
-        CREATE TABLE IF NOT EXISTS archive_messages (
-            device text NOT NULL, seq bigint NOT NULL, topic text NOT NULL, kind text NOT NULL,
-            day date, payload text NOT NULL, received_at timestamptz NOT NULL DEFAULT now(),
-            PRIMARY KEY (device, seq))
-        """,
+        partitionedTable,
         "CREATE INDEX IF NOT EXISTS archive_messages_daily ON archive_messages (device, day) WHERE kind = 'daily'",
+        insertFunction,
         """
         CREATE TABLE IF NOT EXISTS archive_days (
             device text NOT NULL, day date NOT NULL, body text NOT NULL, source_seq bigint NOT NULL,
@@ -29,25 +26,37 @@ enum ArchiveDatabase {
         """,
     ]
 
-    /// Creates what is missing; two archivers starting together may race on it, which the
-    /// second survives (a unique violation on the catalog is retried once).
+    /// Creates what is missing (an unpartitioned `archive_messages` of an older archive is
+    /// partitioned first), and this month's and next month's partitions; two archivers starting
+    /// together may race on it, which the second survives (a unique violation on the catalog is
+    /// retried once).
     static func prepare(_ connection: PostgresConnection) throws {
+        try once { try migrateToPartitions(connection) }
         for statement in schema {
-            do { try connection.execute(statement) } catch let error as PostgresError where !error.connectionLost {
-                try connection.execute(statement)
-            }
+            try once { try connection.execute(statement) }
         }
+        try createPartitions(connection)
     }
 
-    /// Writes `message` once; true if this call stored it, false if it was there already.
+    /// Runs `body`, and again after an error about the content (a race on the catalog).
+    static func once(_ body: () throws -> Void) throws {
+        do { try body() } catch let error as PostgresError where !error.connectionLost { try body() }
+    }
+
+    /// Writes `message` once; true if this call stored it, false if it was there already. A
+    /// month without its partition yet (an archiver that ran through a month's end without its
+    /// status loop) gets it, and the row is written there.
     static func insert(_ message: ArchivedMessage, into connection: PostgresConnection) throws -> Bool {
-        let result = try connection.execute(
-            """
-            INSERT INTO archive_messages (device, seq, topic, kind, day, payload) VALUES ($1, $2, $3, $4, $5::date, $6)
-            ON CONFLICT (device, seq) DO NOTHING
-            """,
-            [message.device, String(message.seq), message.topic, message.kind.rawValue, message.day.flatMap(validDate), message.payload])
-        return result.affected == 1
+        let parameters = [
+            message.device, String(message.seq), message.topic, message.kind.rawValue, message.day.flatMap(validDate), message.payload,
+        ]
+        let statement = "SELECT archive_insert($1, $2::bigint, $3, $4, $5::date, $6)"
+        do {
+            return try connection.execute(statement, parameters).rows.first?.first == "t"
+        } catch let error as PostgresError where error.sqlState == noPartition {
+            try createPartitions(connection)
+            return try connection.execute(statement, parameters).rows.first?.first == "t"
+        }
     }
 
     /// Keeps a device's reply for `day`, unless one answering a newer aggregate is there.
@@ -81,6 +90,26 @@ enum ArchiveDatabase {
             guard row.count == 3, let device = row[0], let day = row[1], let seq = row[2].flatMap({ Int64($0) }) else { return nil }
             return (device, day, seq)
         }
+    }
+
+    /// The advisory lock whose holder answers the archive's queries (`ArchiveAnswerLock`): one
+    /// bigint key, seen in `pg_locks` as classid 0, objid this, objsubid 1.
+    static let answerLockKey: Int64 = 0x6B61_0001
+
+    /// Takes the answering lock on `connection` if free; its backend PID when taken, else nil.
+    static func tryAnswerLock(_ connection: PostgresConnection) throws -> Int32? {
+        let row = try connection.execute("SELECT pg_try_advisory_lock($1::bigint), pg_backend_pid()", [String(answerLockKey)]).rows.first
+        guard let row, row.count == 2, row[0] == "t", let pid = row[1].flatMap({ Int32($0) }) else { return nil }
+        return pid
+    }
+
+    /// Whether the backend `pid` holds the answering lock right now.
+    static func answerHeld(by pid: Int32, from connection: PostgresConnection) throws -> Bool {
+        try connection.execute(
+            """
+            SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = 0 AND objid = $1::bigint
+            AND objsubid = 1 AND pid = $2
+            """, [String(answerLockKey), String(pid)]).rows.first?.first == "1"
     }
 
     /// `YYYY-MM-DD` with a plausible month and day, else nil (a topic level is not trusted).

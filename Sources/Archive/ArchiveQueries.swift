@@ -1,3 +1,4 @@
+import Agent
 import Bus
 import Foundation
 import Logging
@@ -12,12 +13,14 @@ final class ArchiveQueries: Sendable {
     private let writer: ArchiveWriter
     private let replies: ReplyPublisher
     private let routing: ReplyRouting
+    private let lock: ArchiveAnswerLock
     private let logger: Logger
 
-    init(config: AgentConfig, client: MQTTClient, writer: ArchiveWriter, logger: Logger) {
+    init(config: AgentConfig, client: MQTTClient, writer: ArchiveWriter, lock: ArchiveAnswerLock, logger: Logger) {
         self.config = config
         self.client = client
         self.writer = writer
+        self.lock = lock
         replies = ReplyPublisher(client: client, kind: "archive query", logger: logger)
         var archiveConfig = config
         archiveConfig.device.id = ArchiveNames.account
@@ -74,7 +77,10 @@ final class ArchiveQueries: Sendable {
 
     /// `<prefix>/archive/<device>/selection/date`: the device's own reply for a kept day; the
     /// same request checks and error replies as the agent's (`QueryRequest`, `ReplyRouting`).
+    /// Only the archiver holding the answering lock replies, error replies included: every
+    /// archiver receives every request, and the contract is one reply per request.
     func answer(_ message: MQTTIncomingMessage) {
+        guard answering() else { return writer.count { $0.queriesLeft += 1 } }
         let levels = message.topic.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         let incoming = IncomingQuery(message, routing: routing)
         let (parsed, route, correlation, qos) = (incoming.parsed, incoming.route, incoming.correlation, incoming.qos)
@@ -91,6 +97,17 @@ final class ArchiveQueries: Sendable {
             reply = answer(request, device: levels.count == 5 ? levels[2] : "")
         }
         replies.send(reply, to: route.topic, correlationData: correlation, qos: qos)
+    }
+
+    /// Whether this archiver holds the answering lock, checked in PostgreSQL itself.
+    private func answering() -> Bool {
+        guard let pid = lock.holderPID else { return false }
+        do {
+            return try writer.withDatabase { try ArchiveDatabase.answerHeld(by: pid, from: $0) }
+        } catch {
+            logger.warning("cannot check the answering lock; not answering", metadata: ["error": "\(error)"])
+            return false
+        }
     }
 
     private func answer(_ request: QueryRequest, device: String) -> QueryReply {

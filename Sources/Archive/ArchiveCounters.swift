@@ -1,3 +1,4 @@
+import Agent
 import Foundation
 
 /// What the archive has done since it started, published in its status (never silent).
@@ -18,6 +19,8 @@ struct ArchiveCounters: Sendable {
     /// Per-date queries answered by the archive, and those that found no archived day.
     var queriesAnswered = 0
     var queriesNotFound = 0
+    /// Queries left to the archiver holding the answering lock (`ArchiveAnswerLock`).
+    var queriesLeft = 0
     /// Resend requests sent to devices for gaps; seqs stored from their replies (not there
     /// before), seqs they said they no longer have, and replies refused (an error reply, a
     /// message that is not the device's or not the seq it claims).
@@ -39,7 +42,8 @@ struct ArchiveCounters: Sendable {
             ("days", .object([
                 ("requested", .int(Int64(daysRequested))), ("stored", .int(Int64(daysStored))), ("refused", .int(Int64(dayRepliesRefused))),
             ])),
-            ("queries", .object([("answered", .int(Int64(queriesAnswered))), ("not_found", .int(Int64(queriesNotFound)))])),
+            ("queries", .object([("answered", .int(Int64(queriesAnswered))), ("not_found", .int(Int64(queriesNotFound))),
+                ("left_to_other", .int(Int64(queriesLeft))),])),
             ("gaps", .object((gaps?.members ?? []) + [
                 ("requested", .int(Int64(gapRequests))), ("filled", .int(Int64(gapsFilled))), ("unfillable", .int(gapsUnfillable)),
                 ("refused", .int(Int64(gapRepliesRefused))),

@@ -1,3 +1,4 @@
+import Agent
 import Bus
 import Foundation
 import Logging

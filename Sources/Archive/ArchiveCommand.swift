@@ -1,3 +1,4 @@
+import Agent
 import ArgumentParser
 import CLibPQ
 import Foundation
@@ -6,8 +7,10 @@ import Synchronization
 
 /// `keepalive archive`: the fleet's archiver (docs/fleet.md). Same binary and config format as
 /// the agent: `[mqtt]` is the cluster (account `archive`), `[archive]` the PostgreSQL database.
-struct ArchiveCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+public struct ArchiveCommand: AsyncParsableCommand {
+    public init() {}
+
+    public static let configuration = CommandConfiguration(
         commandName: "archive",
         abstract: "Archive every device's messages from the fleet's MQTT cluster into PostgreSQL, exactly once per (device, seq).",
         discussion: """
@@ -17,7 +20,7 @@ struct ArchiveCommand: AsyncParsableCommand {
 
     @OptionGroup var options: CommonOptions
 
-    func run() async throws {
+    public func run() async throws {
         AgentLogging.bootstrap(level: options.logLevel.level)
         let config = try options.loadConfig()
         let logger = Logger(label: "keepalive.archive")
@@ -26,13 +29,15 @@ struct ArchiveCommand: AsyncParsableCommand {
             logger.critical("libpq could not be loaded: install libpq5", metadata: ["error": "\(String(cString: problem))"])
             throw ExitCode(69)  // EX_UNAVAILABLE
         }
-        let service = try ArchiveService(config: config, logger: logger, now: KernelClock().now())
+        let service = try ArchiveService(config: config, logger: logger, now: Date())
         service.start()
         logger.info("archive started", metadata: ["broker": "\(config.mqtt.host):\(config.mqtt.port)", "client_id": "\(config.mqtt.clientID)"])
         let status = Task { await service.publishStatusForever() }
+        let answering = Task { await service.answerLock.holdForever() }
         await Self.waitForTermination()
         logger.info("archive stopping")
         status.cancel()
+        answering.cancel()
         service.stop()
     }
 

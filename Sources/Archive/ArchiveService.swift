@@ -1,3 +1,4 @@
+import Agent
 import Bus
 import Foundation
 import Logging
@@ -8,12 +9,13 @@ import Logging
 /// is committed before the next is read (`ArchiveWriter`); a new `health/daily/<date>` asks its
 /// device for that day's reply, which is kept when it comes back; per-date queries to
 /// `<prefix>/archive/<device>/selection/date` are answered from the kept replies
-/// (`ArchiveQueries`). A timer publishes the counters and seq gaps, and asks the devices for
+/// (`ArchiveQueries`), by the one archiver holding the answering lock (`ArchiveAnswerLock`). A timer publishes the counters and seq gaps, and asks the devices for
 /// the messages missing in them (`ArchiveGapFill`).
 final class ArchiveService: Sendable {
     let config: AgentConfig
     let client: MQTTClient
     let writer: ArchiveWriter
+    let answerLock: ArchiveAnswerLock
     private let logger: Logger
     private let queries: ArchiveQueries
     private let gapFill: ArchiveGapFill
@@ -30,28 +32,41 @@ final class ArchiveService: Sendable {
         // A persistent session: what arrives while the archiver is away waits for it, and what it
         // had not acknowledged (not committed) comes again.
         options.sessionExpiryS = max(options.sessionExpiryS, 86_400)
+        // The cluster's other nodes: an archiver whose node died reconnects to the next one.
+        options.alternateBrokers = try config.archive.nodes.map(Self.node)
         client = MQTTClient(options: options, logger: logger)
         writer = ArchiveWriter(conninfo: config.archive.conninfo, logger: logger)
-        queries = ArchiveQueries(config: config, client: client, writer: writer, logger: logger)
+        answerLock = ArchiveAnswerLock(conninfo: config.archive.conninfo, clientID: config.mqtt.clientID, logger: logger)
+        queries = ArchiveQueries(config: config, client: client, writer: writer, lock: answerLock, logger: logger)
         gapFill = ArchiveGapFill(config: config, client: client, writer: writer, logger: logger)
         let formatter = ISO8601DateFormatter()
         since = formatter.string(from: now)
+    }
+
+    /// `host:port` (the last colon splits, so a bracketless IPv6 address is refused by the port).
+    static func node(_ text: String) throws -> (host: String, port: Int) {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (1...65_535).contains(port),
+            colon > text.startIndex
+        else { throw ArchiveNodeError(node: text) }
+        return (String(text[..<colon]), port)
     }
 
     func start() {
         let prefix = config.mqtt.prefix
         let clientID = config.mqtt.clientID
         writer.onNewDay = { [queries] message in queries.requestDay(of: message) }
-        client.handleOnNetworkThread("\(prefix)/+/#") { [writer] message in
+        // Queries to the archive arrive through the data subscription, not one of their own: with
+        // two overlapping subscriptions ejabberd delivers a copy per subscription, and each copy
+        // would be answered.
+        let queryFilter = "\(prefix)/\(ArchiveNames.account)/+/selection/date"
+        client.handleOnNetworkThread("\(prefix)/+/#") { [writer, queries] message in
             writer.receive(topic: message.topic, payload: message.payload, prefix: prefix)
+            if TopicRules.matches(filter: queryFilter, topic: message.topic) { queries.answer(message) }
         }
         client.handleOnNetworkThread("reply/+/\(ArchiveNames.account)/\(clientID)") { [queries] message in
             queries.keepDay(message)
         }
         client.handleOnNetworkThread(gapFill.replyFilter) { [gapFill] message in gapFill.keep(message) }
-        client.handleOnNetworkThread("\(prefix)/\(ArchiveNames.account)/+/selection/date") { [queries] message in
-            queries.answer(message)
-        }
         client.start()
     }
 
@@ -68,6 +83,8 @@ final class ArchiveService: Sendable {
                     side = opened
                 }
                 if let side {
+                    // Next month's partition exists well before the month begins.
+                    try ArchiveDatabase.createPartitions(side)
                     gaps = try ArchiveDatabase.gaps(from: side)
                     for day in try ArchiveDatabase.daysToFetch(limit: 200, from: side) {
                         queries.requestDay(device: day.device, day: day.day, seq: day.seq)
@@ -97,4 +114,10 @@ final class ArchiveService: Sendable {
         client.stop(finalMessage: MQTTMessage(
             topic: statusTopic, payload: JSONValue.object([("state", "offline")]).bytes, qos: .atLeastOnce, retain: true))
     }
+}
+
+/// A `[archive] nodes` entry that is not `host:port`.
+struct ArchiveNodeError: Error, CustomStringConvertible {
+    let node: String
+    var description: String { "[archive] nodes: \"\(node)\" is not host:port" }
 }

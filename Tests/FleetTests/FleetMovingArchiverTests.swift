@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+import TestKit
+
+/// An archiver that moves: its node is SIGKILLed while the other archiver is stopped; it
+/// reconnects to another node of `[archive] nodes` within seconds, and what its dead session
+/// held (lost with the node, docs/fleet.md) comes back through the gap fill: every acknowledged
+/// (device, seq) archived exactly once.
+extension FleetSuites {
+    @Suite struct FleetMovingArchiverTests {
+        static let deviceCount = 10
+
+        @Test("an archiver whose node dies moves to another node and loses nothing") func archiverMoves() async throws {
+            try await withClusterAndPostgres("fleet-moving") { cluster, postgres, directory in
+                try await archiverMoves(cluster: cluster, postgres: postgres, directory: directory)
+            }
+        }
+
+        private func archiverMoves(cluster: FleetCluster, postgres: TestPostgres, directory: TemporaryDirectory) async throws {
+            let devices = (1...Self.deviceCount).map { String(format: "mov%02d", $0) }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, user) in (devices + ["archive"]).enumerated() {
+                    if index >= 4 { try await group.next() }
+                    group.addTask { try await cluster.register(user, password: "pw-\(user)") }
+                }
+                try await group.waitForAll()
+            }
+            let passwordFile = try directory.write("archive.password", "pw-archive\n")
+            chmod(passwordFile, 0o600)
+            // The only archiver running (the other is stopped): on node 1, knowing nodes 2 and 3.
+            let archiver = try ArchiverProcess(
+                directory: directory.path, clientID: "archive-a", port: cluster.port(1), passwordFile: passwordFile,
+                conninfo: postgres.conninfo, nodes: [cluster.port(2), cluster.port(3)])
+            defer { archiver.stop() }
+            try archiver.start()
+            try await archiver.process?.waitForLine(containing: "MQTT connected", timeout: 20)
+
+            let acked = directory.file("acked.tsv")
+            let nodes = (1...3).map { "127.0.0.1:\(cluster.port($0))" }.joined(separator: ",")
+            let load = try ManagedProcess(
+                name: "fleet-load", executable: FleetPrerequisites.python,
+                arguments: [
+                    "\(Tools.packageRoot)/deploy/fleet/fleet-load.py", "--nodes", nodes,
+                    "--devices", devices.map { "\($0):pw-\($0)" }.joined(separator: ","), "--rate", "5", "--seconds", "30",
+                    "--out", acked, "--linger", "600",
+                ])
+            defer { load.stop() }
+            try await Wait.until(timeout: 30, "the load under way in the archive before the node dies") {
+                Int(try syncQuery(postgres, "SELECT count(*) FROM archive_messages").first?.first ?? "0") ?? 0 >= 200
+            }
+
+            let killed = ContinuousClock.now
+            try await cluster.killNode(1)
+            let elsewhere = ["127.0.0.1:\(cluster.port(2))", "127.0.0.1:\(cluster.port(3))"]
+            try await Wait.until(timeout: 30, "archive-a connected to node 2 or 3:\n\(archiver.log.suffix(2000))") {
+                archiver.log.split(separator: "\n").contains { line in line.contains("MQTT connected") && elsewhere.contains { line.contains($0) } }
+            }
+            let moved = ContinuousClock.now - killed
+            print("fleet: archive-a reconnected to another node \(moved) after its node was SIGKILLed")
+            #expect(moved < .seconds(10), "the archiver took \(moved) to move")
+
+            _ = try await load.waitForLine(containing: #""acked": "#, timeout: 120)
+            #expect(!load.text.contains(#""failed": {"mov"#), "the load generator failed: \(load.text)")
+            var expected: Set<String> = []
+            for line in try String(contentsOfFile: acked, encoding: .utf8).split(separator: "\n") {
+                let fields = line.split(separator: "\t")
+                if fields.count == 3 { expected.insert("\(fields[0])\t\(fields[1])") }
+            }
+            #expect(expected.count > Self.deviceCount * 5 * 20, "too few messages acknowledged: \(expected.count); \(load.text)")
+            var archived: [String] = []
+            do {
+                try await Wait.until(timeout: 120, "every acknowledged message in the archive") {
+                    archived = try syncQuery(postgres, "SELECT device, seq FROM archive_messages").map { $0.joined(separator: "\t") }
+                    return expected.isSubset(of: Set(archived))
+                }
+            } catch {
+                let missing = expected.subtracting(archived).sorted()
+                Issue.record("\(missing.count) of \(expected.count) not archived: \(missing.prefix(20))\n\(archiver.log.suffix(3000))")
+                return
+            }
+            #expect(archived.count == Set(archived).count, "a (device, seq) stored twice")
+            #expect(Set(archived) == expected, "rows nobody acknowledged: \(Set(archived).subtracting(expected).sorted().prefix(10))")
+            let filled = archiver.log.matches(of: /\\?"filled\\?":(\d+)/).last.map { String($0.1) } ?? "?"
+            print("fleet: \(expected.count) acknowledged messages archived once each after the move, \(filled) of them filled from the devices")
+        }
+    }
+}

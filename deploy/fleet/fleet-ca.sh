@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The fleet's own certificate authority and the nodes' certificate, with openssl (docs/fleet.md, "TLS").
+#
+#   deploy/fleet/fleet-ca.sh DIR NAME…    DIR/ca.pem (+ ca.key, kept off the nodes) and DIR/node.pem
+#                                          (key + certificate, for ejabberd's certfiles) valid for
+#                                          every NAME (host names; IPv4 addresses as IP entries)
+#
+# The CA is made once (10 years) and reused; node.pem is made anew on every call (825 days): run
+# it again to renew, copy node.pem to the nodes and restart them one at a time. ca.pem goes to the
+# Pis (bridge_cafile), the archivers and the viewer ([mqtt] cafile).
+set -euo pipefail
+dir="${1:?fleet-ca.sh DIR NAME…}"; shift
+[ "$#" -ge 1 ] || { echo "fleet-ca.sh: name at least one host the nodes are reached by" >&2; exit 1; }
+mkdir -p "$dir"; umask 077
+if [ ! -f "$dir/ca.key" ]; then
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 3650 \
+    -subj "/CN=KeepAlive fleet CA" -keyout "$dir/ca.key" -out "$dir/ca.pem" 2>/dev/null
+fi
+san=""
+for name in "$@"; do
+  if [[ "$name" =~ ^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$ ]]; then san+="${san:+,}IP:$name"; else san+="${san:+,}DNS:$name"; fi
+done
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=$1" \
+  -keyout "$dir/node.key" -out "$dir/node.csr" 2>/dev/null
+openssl x509 -req -in "$dir/node.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" -CAcreateserial -days 825 \
+  -extfile <(printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth\n' "$san") -out "$dir/node.crt" 2>/dev/null
+cat "$dir/node.key" "$dir/node.crt" >"$dir/node.pem"
+rm -f "$dir/node.csr" "$dir/node.key"
+chmod 644 "$dir/ca.pem"
+echo "$dir/node.pem"
