@@ -50,7 +50,8 @@ struct AgentClockTests {
         await publisher.publishSlots(upTo: Self.slot(1))
         clock.step(to: Self.t0.addingTimeInterval(300 + 1800))
         await publisher.publishSlots(upTo: Self.slot(7))
-        let messages = try await rig.queued("keepalive/p/location")
+        // No fix in this rig: each slot's message is on event/no_position (docs/contract.md, "location").
+        let messages = try await rig.queued("keepalive/p/event/no_position")
         #expect(messages.count == 3, "one message per slot reached, none for the skipped ones: \(messages.count)")
     }
 
@@ -63,7 +64,8 @@ struct AgentClockTests {
         await publisher.publishSlots(upTo: Self.slot(0))
         clock.set(Self.t0.addingTimeInterval(300))
         await publisher.publishSlots(upTo: Self.slot(1))
-        let messages = try await rig.queued("keepalive/p/location")
+        // No fix in this rig: each slot's message is on event/no_position (docs/contract.md, "location").
+        let messages = try await rig.queued("keepalive/p/event/no_position")
         #expect(messages.count == 3)
         let seqs = messages.compactMap { $0["seq"] as? Int }
         #expect(seqs == seqs.sorted() && Set(seqs).count == 3)
@@ -226,7 +228,8 @@ struct AgentClockTests {
         // Slots after the step: three more location messages, on the new time.
         let isAfterStep = { (seconds: Int) in stepS > 0 ? seconds > Int(Date().timeIntervalSince1970) + 3600 : seconds < Int(Date().timeIntervalSince1970) - 3600 }
         _ = try await watcher.waitFor(count: 3, timeout: 30, "three location slots after the step") {
-            $0.topic.hasSuffix("/location") && isAfterStep($0.json?["created_at"] as? Int ?? 0)
+            // No GPS here: a slot's message is on event/no_position.
+            $0.topic.hasSuffix("/event/no_position") && isAfterStep($0.json?["created_at"] as? Int ?? 0)
         }
         // The ingest ring is folded into the tables every second (AgentProcess's fold_s).
         try await Wait.until(timeout: 60, "all 60 notifications stored") {
