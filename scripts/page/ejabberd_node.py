@@ -21,6 +21,10 @@ class Node:
         self.mqtt, self.http = rig.free_port(), rig.free_port()
         with open(os.path.join(FLEET, "ejabberd.yml.in")) as f:
             config = f.read().replace("@HOST@", HOST).replace("@NODE_IP@", "127.0.0.1").replace("@MQTT_PORT@", str(self.mqtt))
+        # Plain MQTT on loopback, as cluster.sh makes a node without FLEET_TLS_DIR.
+        config = config.replace("@TLS@", "false").replace("@CERTFILES@", "")
+        unfilled = sorted({word for word in config.split("@")[1::2] if word.isupper()})
+        assert not unfilled, f"deploy/fleet/ejabberd.yml.in has placeholders this check does not fill: {unfilled}"
         page_listener = f"""listen:
   -
     port: {self.http}
