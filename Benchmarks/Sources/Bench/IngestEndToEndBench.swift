@@ -40,7 +40,7 @@ enum IngestEndToEndBench {
         table.add(
             "ingest end to end: the same from a clockless bridge (receive times, each row checked by origin), all \(clocklessStored) stored",
             Double(notifications) / clocklessSeconds, "notifications/s",
-            baseline: "the stamped backlog above, same run", Double(notifications) / seconds, higherIsBetter: true, target: "≥ 0.8×")
+            baseline: "the stamped backlog above, same run", Double(notifications) / seconds, higherIsBetter: true)
     }
 
     /// Launches the agent with `backlogBridge` as its `[hr]` section and waits until all
