@@ -75,7 +75,7 @@ let package = Package(
         .target(
             name: "Archive",
             dependencies: [
-                "Agent", "Bus", "CLibPQ",
+                "Agent", "Bus", "CLibPQ", "Supervision",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

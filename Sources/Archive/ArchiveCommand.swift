@@ -3,6 +3,7 @@ import ArgumentParser
 import CLibPQ
 import Foundation
 import Logging
+import Supervision
 import Synchronization
 
 /// `keepalive archive`: the fleet's archiver (docs/fleet.md). Same binary and config format as
@@ -29,7 +30,7 @@ public struct ArchiveCommand: AsyncParsableCommand {
             logger.critical("libpq could not be loaded: install libpq5", metadata: ["error": "\(String(cString: problem))"])
             throw ExitCode(69)  // EX_UNAVAILABLE
         }
-        let service = try ArchiveService(config: config, logger: logger, now: Date())
+        let service = try ArchiveService(config: config, logger: logger, now: SystemClock().now())
         service.start()
         logger.info("archive started", metadata: ["broker": "\(config.mqtt.host):\(config.mqtt.port)", "client_id": "\(config.mqtt.clientID)"])
         let status = Task { await service.publishStatusForever() }
