@@ -61,8 +61,7 @@ struct HealthPublishingTests {
         // The real hour, as a bridge delivering yesterday's backlog (UDP may drop a datagram:
         // resend until the day is complete; the store ignores what it already has).
         try await agent.process!.waitForLine(containing: "Starting service sl-service=HeartRateService")
-        let lines = try String(contentsOfFile: Tools.fixture("hr/nsr-60min.ndjson"), encoding: .utf8)
-            .split(separator: "\n").map { $0.replacingOccurrences(of: "\"ts\":\"2026-11-21T", with: "\"ts\":\"\(yesterday)T") }
+        let lines = try HeartRateFixture.lines(on: "\(yesterday)")
         try await HeartRateDelivery.send(lines, port: port, storePath: agent.storePath)
         let complete = { (message: MQTTSubscriber.Message) in
             daily(yesterday)(message) && (message.json?["heart_rate"] as? [String: Any])?["samples"] as? Int == lines.count

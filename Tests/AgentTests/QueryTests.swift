@@ -31,8 +31,7 @@ struct QueryTests {
             let agent = try AgentProcess(brokerPort: broker.port, extraConfig: extraConfig, environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "1"], start: false)
             let day = LocalDay(containing: Date(), timeZone: utc).previous.previous
             let start = day.boundsMs.start + 8 * 3_600_000
-            let lines = try String(contentsOfFile: Tools.fixture("hr/nsr-60min.ndjson"), encoding: .utf8).split(separator: "\n")
-                .map { $0.replacingOccurrences(of: "\"ts\":\"2026-11-21T", with: "\"ts\":\"\(day)T") }
+            let lines = try HeartRateFixture.lines(on: day.description)
             let heartRates = try lines.compactMap {
                 HeartRateService.stored(try BridgeMessage.parse(Array($0.utf8)).get(), received: Date(), synchronised: true)
             }
