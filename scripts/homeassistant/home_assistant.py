@@ -15,6 +15,10 @@ from homeassistant.helpers import entity_registry as er
 # What every start here logs and is not about the agent: pip is skipped (the venv has what is
 # needed), and 2024.3 warns that Python 3.11 support ends with 2024.4.
 EXPECTED_WARNINGS = ("Skipping pip installation of required modules", "Support for the running Python version")
+# HA times its own state writes and warns when one takes over 0.4 s of wall time. That measures
+# the host's load (the suite runs beside this check on two cores), not what the agent sent: the
+# record is printed, not counted as a complaint about the data.
+HOST_LOAD_WARNINGS = ("took", "Please create a bug report")
 
 
 class LogRecords(logging.Handler):
@@ -25,8 +29,14 @@ class LogRecords(logging.Handler):
         self.records = []
 
     def emit(self, record):
-        if not any(text in record.getMessage() for text in EXPECTED_WARNINGS):
-            self.records.append(record)
+        message = record.getMessage()
+        if any(text in message for text in EXPECTED_WARNINGS):
+            return
+        if record.name == "homeassistant.helpers.entity" and message.startswith("Updating state for") \
+                and all(text in message for text in HOST_LOAD_WARNINGS):
+            print(f"host load, not counted: {message[:200]}", flush=True)
+            return
+        self.records.append(record)
 
     def lines(self, since=0):
         return [f"{r.levelname} {r.name}: {r.getMessage()[:400]}" for r in self.records[since:]]
