@@ -73,7 +73,8 @@ extension StoredStepRecord {
             if row.text(kind) == StoredStepRecord.Kind.accelerometer.rawValue {
                 return StoredStepRecord(
                     sensor: sensorName, firstSampleMs: row.int64(timeMs), lastSampleMs: row.optionalInt(endMs).map(Int64.init) ?? row.int64(timeMs),
-                    receivedMs: row.int64(receivedMs), coveredMs: Int64(row.optionalInt(coveredMs) ?? 0), steps: row.optionalInt(steps) ?? 0)
+                    receivedMs: row.int64(receivedMs), coveredMs: Int64(row.optionalInt(coveredMs) ?? 0), steps: row.optionalInt(steps) ?? 0,
+                    batchOrigins: StoredStepRecord.origins(packed: row.blob(raw)))
             }
             return StoredStepRecord(
                 sensor: sensorName, timeMs: row.int64(timeMs), receivedMs: row.int64(receivedMs), rsc: row.blob(raw),

@@ -10,12 +10,27 @@ import Store
 struct AccelerometerStepWindows {
     private var counters: [String: (counter: AccelerationStepCounter, lastBatch: ContinuousClock.Instant)] = [:]
     /// The origins (`BridgeOrigin`) of the batches lately counted at their receive time, per
-    /// sensor: such a batch's time says nothing of it, so its replay is told by this. Batches are
-    /// not stored (their step windows are), so unlike a notification's origin this lives in
-    /// memory: the last `rememberedOrigins` of each sensor, about 25 minutes at 50 Hz.
+    /// sensor: such a batch's time says nothing of it, so its replay is told by this. The last
+    /// `rememberedOrigins` of each sensor, about 25 minutes at 50 Hz.
     private var counted: [String: RecentOrigins] = [:]
+    /// Per sensor, the origins of batches counted but not yet in a window handed out. Batches are
+    /// not stored, their windows are: a window carries the origins of the batches before it
+    /// (`StoredStepRecord.batchOrigins`), so an agent that restarts remembers them from the store
+    /// (`init(remembering:)`). The batch that closed a window stays here, since part of it may
+    /// lie in the next, still open window: after a power cut its replay is counted again rather
+    /// than what it measured lost.
+    private var unstored: [String: [Int64]] = [:]
 
     static let rememberedOrigins = 2048
+
+    /// Windows that remember the origins `Store.recentAccelerometerOrigins` read back.
+    init(remembering origins: [String: [Int64]] = [:]) {
+        for (sensor, list) in origins {
+            var recent = RecentOrigins(capacity: Self.rememberedOrigins)
+            for origin in list { recent.insert(origin) }
+            counted[sensor] = recent
+        }
+    }
 
     /// The windows `batch` closed, or why it was refused (a batch overlapping what was counted, or
     /// with the origin of one counted: a replay).
@@ -26,11 +41,22 @@ struct AccelerometerStepWindows {
         var counter = counters[sensor]?.counter ?? AccelerationStepCounter()
         let result = counter.add(batch, firstSampleMs: firstSampleMs)
         // A refused batch (a replay) is no new signal: the sensor still counts as quiet.
-        if case .success = result {
-            counters[sensor] = (counter, .now)
-            if let origin { counted[sensor, default: RecentOrigins(capacity: Self.rememberedOrigins)].insert(origin) }
+        guard case .success(let windows) = result else { return result.map { _ in [] } }
+        counters[sensor] = (counter, .now)
+        var records = windows.map { Self.record($0, sensor: sensor, receivedMs: receivedMs) }
+        attachUnstored(of: sensor, to: &records)
+        if let origin {
+            counted[sensor, default: RecentOrigins(capacity: Self.rememberedOrigins)].insert(origin)
+            unstored[sensor, default: []].append(origin)
         }
-        return result.map { $0.map { Self.record($0, sensor: sensor, receivedMs: receivedMs) } }
+        return .success(records)
+    }
+
+    /// Gives the newest of `records` the origins of `sensor`'s batches not yet stored.
+    private mutating func attachUnstored(of sensor: String, to records: inout [StoredStepRecord]) {
+        guard let origins = unstored[sensor], !origins.isEmpty, let last = records.indices.last else { return }
+        records[last] = Self.record(records[last], batchOrigins: origins)
+        unstored[sensor] = nil
     }
 
     /// Closes the stretches of sensors that sent nothing for `quiet` (the strap was taken off or
@@ -40,7 +66,9 @@ struct AccelerometerStepWindows {
         var records: [StoredStepRecord] = []
         for (sensor, entry) in counters where now - entry.lastBatch >= quiet {
             var counter = entry.counter
-            records += counter.flush().map { Self.record($0, sensor: sensor, receivedMs: receivedMs) }
+            var closed = counter.flush().map { Self.record($0, sensor: sensor, receivedMs: receivedMs) }
+            attachUnstored(of: sensor, to: &closed)
+            records += closed
             counters[sensor] = nil
             // What the counter did over the sensor's stretches, the stride check included (rule 9).
             Self.logger.info(
@@ -67,5 +95,12 @@ struct AccelerometerStepWindows {
         StoredStepRecord(
             sensor: sensor, firstSampleMs: window.firstSampleMs, lastSampleMs: window.lastSampleMs, receivedMs: receivedMs,
             coveredMs: window.coveredMs, steps: window.steps)
+    }
+
+    private static func record(_ window: StoredStepRecord, batchOrigins: [Int64]) -> StoredStepRecord {
+        StoredStepRecord(
+            sensor: window.sensor, firstSampleMs: window.timeMs, lastSampleMs: window.endMs ?? window.timeMs,
+            receivedMs: window.receivedMs, coveredMs: window.coveredMs ?? 0, steps: window.steps ?? 0,
+            batchOrigins: window.batchOrigins + batchOrigins)
     }
 }

@@ -67,7 +67,7 @@ struct HeartRateService: Service, CustomStringConvertible {
         var nextStallCheck = ContinuousClock.now + .seconds(stallTimeoutS)
         var backoff = Backoff(minimum: stallTimeoutS, maximum: max(stallTimeoutS, reacquireMaxS))
         var receiveTimes = ReceiveTimes()
-        var accelerometers = AccelerometerStepWindows()
+        var accelerometers = AccelerometerStepWindows(remembering: await writer.recentAccelerometerOrigins())
         for await event in source.events {
             heartbeats.beat("hr")
             switch event {

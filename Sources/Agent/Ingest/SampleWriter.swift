@@ -78,6 +78,17 @@ actor SampleWriter: Service, CustomStringConvertible {
         counters.gpsDropped.count(IngestCounters.GPSDrop.memoryLimit, excess, detail: "the store cannot be written: \(lastError ?? "?")")
     }
 
+    /// What the strap's step windows remembered of their batches' origins when the agent last
+    /// stopped (none, logged, when the store cannot be read: a replay is then counted again).
+    func recentAccelerometerOrigins() async -> [String: [Int64]] {
+        do {
+            return try await store.recentAccelerometerOrigins(perSensor: AccelerometerStepWindows.rememberedOrigins)
+        } catch {
+            logger.warning("could not read the accelerometer batches' origins back", metadata: ["error": "\(error)"])
+            return [:]
+        }
+    }
+
     /// Takes notifications. Once a backlog has built up (`flushThreshold` rows) it is committed
     /// in the background while the caller goes on parsing; a caller that gets two batches ahead
     /// of the store waits for the commit. False when the writer already holds

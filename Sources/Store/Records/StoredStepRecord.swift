@@ -14,6 +14,8 @@ public struct StoredStepRecord: Sendable, Equatable {
     /// names the window: a replay of the same stream stores nothing new).
     public var timeMs: Int64
     public var receivedMs: Int64
+    /// rsc: the 0x2A53 value as received. acc: the origins of the batches the window counted at
+    /// their receive time (`batchOrigins`), so that their replay is still told after a restart.
     public var raw: [UInt8]
     public var endMs: Int64?
     public var coveredMs: Int64?
@@ -30,14 +32,27 @@ public struct StoredStepRecord: Sendable, Equatable {
         self.raw = raw
     }
 
-    public init(sensor: String, firstSampleMs: Int64, lastSampleMs: Int64, receivedMs: Int64, coveredMs: Int64, steps: Int) {
+    public init(
+        sensor: String, firstSampleMs: Int64, lastSampleMs: Int64, receivedMs: Int64, coveredMs: Int64, steps: Int,
+        batchOrigins: [Int64] = []
+    ) {
         self.sensor = sensor
         kind = .accelerometer
         timeMs = firstSampleMs
         self.receivedMs = receivedMs
-        raw = []
+        raw = batchOrigins.flatMap { origin in (0..<8).map { UInt8(truncatingIfNeeded: origin >> ($0 * 8)) } }
         endMs = lastSampleMs
         self.coveredMs = coveredMs
         self.steps = steps
+    }
+
+    /// acc: the origins packed in `raw` (none for a window whose batches carried believed stamps).
+    public var batchOrigins: [Int64] { kind == .accelerometer ? Self.origins(packed: raw) : [] }
+
+    /// Origins packed 8 bytes little-endian each, as an acc window's `raw` holds them.
+    static func origins(packed raw: [UInt8]) -> [Int64] {
+        stride(from: 0, to: raw.count - raw.count % 8, by: 8).map { start in
+            (0..<8).reduce(Int64(0)) { value, byte in value | Int64(raw[start + byte]) << (byte * 8) }
+        }
     }
 }
