@@ -48,10 +48,16 @@ let package = Package(
         // fork + PR_SET_PDEATHSIG + exec for bridge programs that must die with the agent.
         .target(name: "CSpawn", path: "Sources/CSpawn"),
 
-        // Steps from foot pods (RSC 0x2A53) and a chest strap's accelerometer: parsers and
-        // algorithms only, Foundation at most (docs/steps.md).
-        .target(name: "StepCounting"),
-        .testTarget(name: "StepCountingTests", dependencies: ["StepCounting", "TestKit"]),
+        // What a sensor bridge sends (docs/contract.md "Heart rate: the bridge"): the NDJSON line
+        // and every characteristic it carries, decoded by the published rules (0x2A37 Heart Rate
+        // Measurement, 0x2A53 RSC Measurement, Polar's pmd_acc batches). Foundation only.
+        .target(name: "SensorBridge"),
+        .testTarget(name: "SensorBridgeTests", dependencies: ["SensorBridge", "TestKit"]),
+
+        // Steps from foot pods (RSC 0x2A53) and a chest strap's accelerometer: algorithms only,
+        // on SensorBridge's decoded values, Foundation at most (docs/steps.md).
+        .target(name: "StepCounting", dependencies: ["SensorBridge"]),
+        .testTarget(name: "StepCountingTests", dependencies: ["StepCounting", "SensorBridge", "TestKit"]),
 
         .target(
             name: "Store",
@@ -64,7 +70,7 @@ let package = Package(
         .target(
             name: "Agent",
             dependencies: [
-                "Store", "Bus", "Supervision", "CGPS", "CTimex", "CMalloc", "CSpawn", "StepCounting", "SleepStaging",
+                "Store", "Bus", "Supervision", "CGPS", "CTimex", "CMalloc", "CSpawn", "SensorBridge", "StepCounting", "SleepStaging",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
@@ -93,9 +99,9 @@ let package = Package(
         // Test support: real mosquitto, gpsd via gpsfake, the agent binary, MQTT clients.
         .target(name: "TestKit", dependencies: ["CSpawn"], path: "Tests/TestKit"),
         .testTarget(name: "TestKitTests", dependencies: ["TestKit"]),
-        .testTarget(name: "AgentTests", dependencies: ["Agent", "Bus", "Store", "TestKit"]),
+        .testTarget(name: "AgentTests", dependencies: ["Agent", "Bus", "Store", "SensorBridge", "StepCounting", "TestKit"]),
         // The fault-injection suite: off unless KEEPALIVE_FAULTS=1 (scripts/faults.sh).
-        .testTarget(name: "FaultTests", dependencies: ["Agent", "Bus", "Store", "TestKit"]),
+        .testTarget(name: "FaultTests", dependencies: ["Agent", "Bus", "Store", "SensorBridge", "TestKit"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestKit"]),
         .testTarget(name: "BusTests", dependencies: ["Bus", "TestKit"]),
         .testTarget(name: "SleepStagingTests", dependencies: ["SleepStaging", "TestKit"]),

@@ -8,7 +8,7 @@ extension AgentServices {
     static func sensors(config: AgentConfig, client: MQTTClient, ingest: SensorWiring, location: LocationPublisher) -> [any Service] {
         var sensors: [any Service] = []
         if let source = heartRateSource(config: config, client: client, counters: ingest.counters) {
-            sensors.append(HeartRateService(
+            sensors.append(BridgeService(
                 source: source, writer: ingest.writer, board: ingest.board, counters: ingest.counters, clock: ingest.clock,
                 stallTimeoutS: config.hr.stallTimeoutS, reacquireMaxS: config.hr.reacquireMaxS,
                 topicRoot: config.topicRoot, heartbeats: ingest.heartbeats,
@@ -28,7 +28,7 @@ extension AgentServices {
     }
 
     /// Where the strap's bridge messages come from (`[hr] transport`); nil without a strap.
-    private static func heartRateSource(config: AgentConfig, client: MQTTClient, counters: IngestCounters) -> (any HeartRateTransport)? {
+    private static func heartRateSource(config: AgentConfig, client: MQTTClient, counters: IngestCounters) -> (any BridgeTransport)? {
         switch config.hr.transport {
         case .udp:
             return UDPLineSource(port: config.hr.udpPort, maxLineBytes: config.hr.maxLineBytes, dropped: counters.heartRateDropped)

@@ -1,3 +1,4 @@
+import SensorBridge
 /// Steps counted in one short window of time from a chest strap's accelerometer: what the agent
 /// stores instead of the raw stream. Always an estimate (docs/steps.md gives its accuracy).
 public struct StepWindow: Sendable, Equatable {

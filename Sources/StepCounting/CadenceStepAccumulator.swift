@@ -1,3 +1,4 @@
+import SensorBridge
 /// Steps, cadence and distance from one foot pod's RSC measurements (0x2A53), folded one
 /// notification at a time in time order and split into buckets on an epoch grid (15 minutes by
 /// default: the timeline's buckets).

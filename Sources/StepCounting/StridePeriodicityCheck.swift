@@ -1,3 +1,4 @@
+import SensorBridge
 /// Checks the peak detector's steps against the stride periodicity of the trunk signal, block by
 /// block, and counts two steps a stride where the peaks do not fit it (docs/steps.md, rule 9).
 ///

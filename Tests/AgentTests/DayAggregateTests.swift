@@ -1,4 +1,5 @@
 import Foundation
+import SensorBridge
 import Testing
 import TestKit
 
@@ -29,7 +30,7 @@ struct DayAggregateTests {
         lines.insert(#"{"ts":"2026-11-21T08:30:01.500Z","sensor":"nsr-strap","raw":"0428"}"#, at: 1801)
         let received = ISO8601DateFormatter().date(from: "2026-11-21T09:05:00Z")!
         let samples = try lines.compactMap { line in
-            HeartRateService.stored(try BridgeMessage.parse(Array(line.utf8)).get(), received: received, synchronised: true)
+            BridgeService.stored(try BridgeMessage.parse(Array(line.utf8)).get(), received: received, synchronised: true)
         }
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("k.db"))

@@ -60,7 +60,7 @@ struct HealthPublishingTests {
 
         // The real hour, as a bridge delivering yesterday's backlog (UDP may drop a datagram:
         // resend until the day is complete; the store ignores what it already has).
-        try await agent.process!.waitForLine(containing: "Starting service sl-service=HeartRateService")
+        try await agent.process!.waitForLine(containing: "Starting service sl-service=BridgeService")
         let lines = try HeartRateFixture.lines(on: "\(yesterday)")
         try await HeartRateDelivery.send(lines, port: port, storePath: agent.storePath)
         let complete = { (message: MQTTSubscriber.Message) in

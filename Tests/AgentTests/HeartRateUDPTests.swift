@@ -15,7 +15,7 @@ struct HeartRateUDPTests {
         let agent = try AgentProcess(
             brokerPort: broker.port,
             extraConfig: "[hr]\ntransport = \"udp\"\nudp_port = \(port)\nstall_timeout_s = 1\nreacquire_max_s = 1\n")
-        try await agent.process!.waitForLine(containing: "Starting service sl-service=HeartRateService")
+        try await agent.process!.waitForLine(containing: "Starting service sl-service=BridgeService")
         let day = HeartRateFixture.yesterday
         let fixture = try HeartRateFixture.lines(on: day)
         let first = Array(fixture.prefix(300))

@@ -161,7 +161,7 @@ struct HomeAssistantLifecycleTests {
         let first = try await status.waitFor("an online status") { $0.json?["state"] as? String == "online" }
         let hr = try #require(first.json?["hr"] as? [String: Any])
         #expect(hr["bpm"] is NSNull, "\(first.payload)")
-        try await agent.process!.waitForLine(containing: "Starting service sl-service=HeartRateService")
+        try await agent.process!.waitForLine(containing: "Starting service sl-service=BridgeService")
         let lines = Array(try HeartRateFixture.lines(on: HeartRateFixture.yesterday).prefix(5))
         let last = try #require(try JSONSerialization.jsonObject(with: Data(lines[4].utf8)) as? [String: Any])
         let bpm = try #require(last["bpm"] as? Int)

@@ -1,6 +1,7 @@
 import Foundation
 import FoundationXML
 import Logging
+import SensorBridge
 import Testing
 import TestKit
 
@@ -33,7 +34,7 @@ struct QueryTests {
             let start = day.boundsMs.start + 8 * 3_600_000
             let lines = try HeartRateFixture.lines(on: day.description)
             let heartRates = try lines.compactMap {
-                HeartRateService.stored(try BridgeMessage.parse(Array($0.utf8)).get(), received: Date(), synchronised: true)
+                BridgeService.stored(try BridgeMessage.parse(Array($0.utf8)).get(), received: Date(), synchronised: true)
             }
             // North at 1.4 m/s from 52.5 N 13.4 E.
             let fixes = (0..<3600).map { second in

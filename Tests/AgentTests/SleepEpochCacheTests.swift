@@ -1,4 +1,5 @@
 import Foundation
+import SensorBridge
 import Testing
 import TestKit
 
@@ -22,7 +23,7 @@ struct SleepEpochCacheTests {
         try lines.map { line in
             let message = try BridgeMessage.parse(Array(line.utf8)).get()
             let timeMs = Int64(((message.timestamp?.timeIntervalSince1970 ?? 0) * 1000).rounded())
-            return HeartRateService.stored(message.sensor, try #require(message.heartRate), raw: message.raw, timeMs: timeMs, received: Date())
+            return BridgeService.stored(message.sensor, try #require(message.heartRate), raw: message.raw, timeMs: timeMs, received: Date())
         }
     }
 

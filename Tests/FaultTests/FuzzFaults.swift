@@ -1,4 +1,5 @@
 import Foundation
+import SensorBridge
 import Testing
 import TestKit
 

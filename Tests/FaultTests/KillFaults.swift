@@ -87,7 +87,7 @@ struct KillFaults {
         }
         try agent.start()
         // Signal handlers are in place once the services run; a SIGTERM before that ends it hard.
-        try await agent.process!.waitForLine(containing: "Starting service sl-service=HeartRateService")
+        try await agent.process!.waitForLine(containing: "Starting service sl-service=BridgeService")
         let waiting = pendingAtKill
         try await Wait.until(timeout: 30, "the outbox left by the last kill drained") {
             try Self.outboxIDs(agent.storePath).allSatisfy { !waiting.contains($0) }

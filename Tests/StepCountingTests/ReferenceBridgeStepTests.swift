@@ -1,4 +1,5 @@
 import Foundation
+import SensorBridge
 import StepCounting
 import TestKit
 import Testing

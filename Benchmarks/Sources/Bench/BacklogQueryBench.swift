@@ -71,7 +71,7 @@ enum BacklogQueryBench {
         let directory = try TemporaryDirectory("bench-backlog-query")
         // 2 Hz from the start of a day far enough back that the whole backlog is in the past, and
         // near enough that none of it is older than the agent believes a bridge's stamps
-        // (`HeartRateService.maximumBacklog`, 7 days: older ones take their receive time and
+        // (`BridgeService.maximumBacklog`, 7 days: older ones take their receive time and
         // collide as duplicates).
         let beats: BridgeBacklog.Beats = ProcessInfo.processInfo.environment["KEEPALIVE_BENCH_BACKLOG_BEATS"] == "one" ? .onePerNotification : .asAStrapSends
         let backlog = try BridgeBacklog(in: directory, count: count, daysAgo: max(2, count / 172_800 + 1), beats: beats)

@@ -1,3 +1,4 @@
+import SensorBridge
 import StepCounting
 import Store
 

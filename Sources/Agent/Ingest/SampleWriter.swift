@@ -80,9 +80,9 @@ actor SampleWriter: Service, CustomStringConvertible {
 
     /// What the strap's step windows remembered of their batches' origins when the agent last
     /// stopped (none, logged, when the store cannot be read: a replay is then counted again).
-    func recentAccelerometerOrigins() async -> [String: [Int64]] {
+    func recentAccelerometerOrigins(perSensor: Int) async -> [String: [Int64]] {
         do {
-            return try await store.recentAccelerometerOrigins(perSensor: AccelerometerStepWindows.rememberedOrigins)
+            return try await store.recentAccelerometerOrigins(perSensor: perSensor)
         } catch {
             logger.warning("could not read the accelerometer batches' origins back", metadata: ["error": "\(error)"])
             return [:]

@@ -6,7 +6,7 @@ import Foundation
 /// UDP cannot push back: a datagram finds room or is dropped, and every drop is counted
 /// (`udp_overflow`) — those the kernel drops when the socket's buffer is full (reported by
 /// `SO_RXQ_OVFL`) and those the agent drops when its own queue is full.
-final class UDPLineSource: HeartRateTransport, Sendable {
+final class UDPLineSource: BridgeTransport, Sendable {
     let name = "udp"
     private let port: Int
     private let thread: TransportThread

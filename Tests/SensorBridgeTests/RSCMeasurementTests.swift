@@ -1,4 +1,4 @@
-import StepCounting
+import SensorBridge
 import Testing
 
 /// 0x2A53 vectors worked out by hand from the field layout, one for every combination of flag

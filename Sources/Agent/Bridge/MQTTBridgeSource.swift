@@ -13,7 +13,7 @@ import Synchronization
 /// `max_queued_messages`). libmosquitto acknowledges a message before handing it over, so one
 /// that still finds no room after the wait is kept anyway, up to `hardLimit`, and beyond that
 /// dropped and counted (`memory_limit`).
-final class MQTTBridgeSource: HeartRateTransport, Sendable {
+final class MQTTBridgeSource: BridgeTransport, Sendable {
     let name = "mqtt"
     /// The measurement filter, e.g. `hrbridge/v1/+/measurement`.
     let measurementFilter: String

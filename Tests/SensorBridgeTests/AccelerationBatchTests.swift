@@ -1,5 +1,5 @@
 import Foundation
-import StepCounting
+import SensorBridge
 import Testing
 
 @Suite("pmd_acc bridge message payload")

@@ -1,5 +1,4 @@
 import Foundation
-import StepCounting
 
 /// One bridge message (docs/contract.md "Heart rate: the bridge", docs/steps.md): a JSON object
 /// `{"ts":"<ISO-8601 UTC, ms>","seq":…,"sensor":"<id>","char":…,"raw":"<hex>"}`. `char` says

@@ -1,4 +1,5 @@
 import Logging
+import SensorBridge
 import StepCounting
 import Store
 

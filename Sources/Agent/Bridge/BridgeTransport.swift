@@ -1,7 +1,8 @@
+import SensorBridge
 /// Where bridge messages come from (`[hr] transport`): each transport reads lines, parses them
 /// on its own thread (a backlog parses in parallel with the store's commits), and knows how to
 /// reacquire its bridge.
-protocol HeartRateTransport: Sendable {
+protocol BridgeTransport: Sendable {
     var name: String { get }
     /// Bounded: a transport whose consumer is behind waits (or, for UDP, counts what it drops).
     var events: HeartRateTransportEvents { get }

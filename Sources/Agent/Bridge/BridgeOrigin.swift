@@ -1,3 +1,4 @@
+import SensorBridge
 import StepCounting
 
 /// What a bridge sent, as one number: the name of a notification stored at its receive time

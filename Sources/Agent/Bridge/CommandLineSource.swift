@@ -8,7 +8,7 @@ import Synchronization
 /// in its own process group and dies with the agent (PR_SET_PDEATHSIG, also on SIGKILL of the
 /// agent); `reacquire()` kills the group and starts the child again. A child that exits is
 /// restarted after a capped backoff.
-final class CommandLineSource: HeartRateTransport, Sendable {
+final class CommandLineSource: BridgeTransport, Sendable {
     let name = "command"
     private let thread: TransportThread
     var events: HeartRateTransportEvents { thread.events }

@@ -5,7 +5,7 @@ import Supervision
 /// Bridge messages as NDJSON lines from a tty (`[hr] transport = "serial"`), in raw mode at
 /// `baud`. `reacquire()` closes and reopens the device; an unplugged device is reopened with a
 /// capped backoff until it comes back.
-final class SerialLineSource: HeartRateTransport, Sendable {
+final class SerialLineSource: BridgeTransport, Sendable {
     let name = "serial"
     private let thread: TransportThread
     var events: HeartRateTransportEvents { thread.events }

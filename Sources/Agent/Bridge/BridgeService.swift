@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SensorBridge
 import ServiceLifecycle
 import Store
 import Supervision
@@ -10,8 +11,8 @@ import Supervision
 /// counts why), hands them to the sample writer — waiting while it is behind, so the bridge
 /// waits too — keeps `status.hr` current, and reacquires a bridge that sends no valid
 /// measurement for `stall_timeout_s`, with a capped, jittered backoff.
-struct HeartRateService: Service, CustomStringConvertible {
-    let source: any HeartRateTransport
+struct BridgeService: Service, CustomStringConvertible {
+    let source: any BridgeTransport
     let writer: SampleWriter
     let board: SensorBoard
     let counters: IngestCounters
@@ -22,7 +23,7 @@ struct HeartRateService: Service, CustomStringConvertible {
     let heartbeats: LoopHeartbeats
     let logger: Logger
 
-    var description: String { "HeartRateService" }
+    var description: String { "BridgeService" }
 
     /// Receive times given in place of stamps not believed, per sensor: each one after the last,
     /// so notifications that arrived together (a backlog from a bridge whose clock was never set)
@@ -67,7 +68,8 @@ struct HeartRateService: Service, CustomStringConvertible {
         var nextStallCheck = ContinuousClock.now + .seconds(stallTimeoutS)
         var backoff = Backoff(minimum: stallTimeoutS, maximum: max(stallTimeoutS, reacquireMaxS))
         var receiveTimes = ReceiveTimes()
-        var accelerometers = AccelerometerStepWindows(remembering: await writer.recentAccelerometerOrigins())
+        var accelerometers = AccelerometerStepWindows(
+            remembering: await writer.recentAccelerometerOrigins(perSensor: AccelerometerStepWindows.rememberedOrigins))
         for await event in source.events {
             heartbeats.beat("hr")
             switch event {

@@ -1,9 +1,8 @@
 import Foundation
-import StepCounting
 import Testing
 import TestKit
 
-@testable import Agent
+@testable import SensorBridge
 
 @Suite("Heart-rate bridge messages")
 struct BridgeMessageTests {

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Agent
+@testable import SensorBridge
 
 @Suite("Heart Rate Measurement 0x2A37")
 struct HeartRateMeasurementTests {
