@@ -137,7 +137,7 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
         let parsed = ResendRequest.parse(message.payload)
         let replyTo = (try? parsed.get())?.replyTo ?? QueryRequest.replyTo(in: message.payload)
         let route = routing.route(responseTopic: message.properties.responseTopic, replyTo: replyTo)
-        let (correlation, qos) = (message.properties.correlationData, Self.replyQoS(forRequestQoS: message.qos))
+        let (correlation, qos) = (message.properties.correlationData, ReplyRouting.replyQoS(forRequestQoS: message.qos))
         guard admit(parsed.failure, route: route, correlation: correlation, qos: qos) else { return }
         switch parsed {
         case .failure(let error):
@@ -216,12 +216,6 @@ final class QueryService: Service, Sendable, CustomStringConvertible {
             logger.warning("the store did not fold its journal for a query in 5 s; answering from the tables")
         }
     }
-
-    /// Replies go out with the request's QoS. A QoS 0 request gets a QoS 0 reply: no PUBACK from
-    /// the broker follows it, so on a broker with Nagle's algorithm on (mosquitto's default) the
-    /// next request is not held back until our delayed ACK of that PUBACK (~40 ms). The requester
-    /// asked for at-most-once and its subscription caps the delivery at its own QoS anyway.
-    static func replyQoS(forRequestQoS qos: Int) -> MQTTQoS { qos == 0 ? .atMostOnce : .atLeastOnce }
 
     private func send(_ reply: QueryReply, to topic: String, correlationData: [UInt8]?, qos: MQTTQoS) {
         replies.send(reply, to: topic, correlationData: correlationData, qos: qos)

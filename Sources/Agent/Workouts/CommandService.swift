@@ -45,7 +45,7 @@ final class CommandService: Service, Sendable, CustomStringConvertible {
             case .failure: QueryRequest.replyTo(in: message.payload)
             }
         let route = routing.route(responseTopic: message.properties.responseTopic, replyTo: replyTo)
-        let reply = Reply(topic: route.topic, correlationData: message.properties.correlationData, qos: QueryService.replyQoS(forRequestQoS: message.qos))
+        let reply = Reply(topic: route.topic, correlationData: message.properties.correlationData, qos: ReplyRouting.replyQoS(forRequestQoS: message.qos))
         if case .failure(let error) = parsed, error.code == .tooLarge { return send(error.reply, reply) }
         if let refusal = route.refusal { return send(refusal.reply, reply) }
         guard bucket.take() else {

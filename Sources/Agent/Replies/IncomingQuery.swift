@@ -10,7 +10,7 @@ package struct IncomingQuery {
 
     package init(_ message: MQTTIncomingMessage, routing: ReplyRouting) {
         correlation = message.properties.correlationData
-        qos = QueryService.replyQoS(forRequestQoS: message.qos)
+        qos = ReplyRouting.replyQoS(forRequestQoS: message.qos)
         parsed = QueryRequest.parse(message.payload)
         let replyTo: String? =
             switch parsed {

@@ -88,4 +88,10 @@ package struct ReplyRouting: Sendable {
         }
         return nil
     }
+
+    /// Replies go out with the request's QoS. A QoS 0 request gets a QoS 0 reply: no PUBACK from
+    /// the broker follows it, so on a broker with Nagle's algorithm on (mosquitto's default) the
+    /// next request is not held back until our delayed ACK of that PUBACK (~40 ms). The requester
+    /// asked for at-most-once and its subscription caps the delivery at its own QoS anyway.
+    static func replyQoS(forRequestQoS qos: Int) -> MQTTQoS { qos == 0 ? .atMostOnce : .atLeastOnce }
 }
