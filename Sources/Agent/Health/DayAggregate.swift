@@ -122,19 +122,8 @@ struct DayAggregate: Sendable {
         ])
     }
 
-    /// The day rebuilt from the store: rows in time order, stored up to `cursor`. Streams the
-    /// rows, so a day of 1 Hz data is never held in memory.
-    static func rebuild(_ day: LocalDay, settings: AggregateSettings, store: Store, upTo cursor: RowCursor?) async throws -> DayAggregate {
-        let bounds = day.boundsMs
-        var aggregate = DayAggregate(day: day, settings: settings)
-        try await store.forEachHeartRate(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = aggregate.add($0) }
-        try await store.forEachFix(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = aggregate.add($0) }
-        try await store.forEachStepRecord(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = aggregate.add($0) }
-        return aggregate
-    }
-
-    /// The same from a read-only connection (queries, the command line; the publisher, which
-    /// reads off the store's actor), rows stored up to `cursor`.
+    /// The day from a read-only connection (queries, the command line; the publisher, which
+    /// reads off the store's actor), rows in time order, stored up to `cursor`.
     static func build(_ day: LocalDay, settings: AggregateSettings, reader: StoreReader, upTo cursor: RowCursor? = nil) throws -> DayAggregate {
         let bounds = day.boundsMs
         var aggregate = DayAggregate(day: day, settings: settings)

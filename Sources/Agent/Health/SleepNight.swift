@@ -156,24 +156,7 @@ struct SleepNight: Sendable, Equatable, Codable {
 }
 
 extension SleepNight {
-    /// `day`'s night from the store (the publisher), rows stored up to `cursor`, computed at
-    /// `nowMs`; the epochs it computed with a complete window are kept.
-    static func compute(
-        _ day: LocalDay, settings: AggregateSettings, store: Store, upTo cursor: RowCursor?, nowMs: Int64? = nil
-    ) async throws -> SleepNight {
-        let window = window(of: day)
-        var samples = NightSamples()
-        try await store.forEachHeartRate(fromMs: window.start, toMs: window.end, upTo: cursor) { _ = samples.add($0) }
-        guard let series = samples.dominant else { return .none }
-        let range = SleepEpochCache.range(ofWindow: window)
-        let kept = try await store.sleepEpochs(sensor: series.sensor, fromS: range.fromS, toS: range.toS)
-        let cache = SleepEpochCache(sensor: series.sensor, read: kept)
-        let night = compute(day, settings: settings, series: series, nowMs: nowMs, cache: cache)
-        try await store.saveSleepEpochs(cache.takeFresh())
-        return night
-    }
-
-    /// The same through a read-only connection (queries, the command line): epochs computed here,
+    /// `day`'s night through a read-only connection (the publisher, queries, the command line): epochs computed here,
     /// and the night once its window is over, go to `keep`, where there is a writer to keep them.
     static func compute(
         _ day: LocalDay, settings: AggregateSettings, reader: StoreReader, upTo cursor: RowCursor? = nil, nowMs: Int64? = nil,
