@@ -140,7 +140,10 @@ struct MQTTClientTests {
         _ = try await log.waitFor("disconnected") { if case .disconnected = $0 { return true } else { return false } }
         #expect(client.connectionState != .connected)
         try broker.start()
-        try await Wait.until(timeout: 10, "a second connect") { log.count(Self.isConnected) >= 2 }
+        // A bounded wait: the client retries every 0.5 s at most, so this is seconds even on a loaded machine.
+        try await Wait.until(timeout: 30, "a second connect; the client's events: \(log.all); the broker's log:\n\(broker.log.suffix(1500))") {
+            log.count(Self.isConnected) >= 2
+        }
         // The broker has no persistence: only a resubscription can deliver this.
         try await MQTTTools.publish(port: broker.port, topic: "again/x", message: "after restart")
         _ = try await log.waitFor("message after restart") {

@@ -37,13 +37,18 @@ public final class MosquittoBroker: @unchecked Sendable {
         let configPath = try directory.write("mosquitto.conf", config)
         process = try ManagedProcess(name: "mosquitto:\(port)", executable: Tools.mosquitto, arguments: ["-c", configPath])
         let deadline = Date().addingTimeInterval(10)
-        while !Ports.isListening(port) {
+        // Listening by this process, not another's on the same port: a restart on a port whose
+        // last instance is still going away must not pass for started.
+        while !(Ports.isListening(port) && (process?.text ?? "").contains("running")) {
             guard let process, process.isRunning, Date() < deadline else {
                 throw WaitTimeout(description: "mosquitto did not listen on \(port): \(process?.text ?? "")")
             }
             usleep(20_000)
         }
     }
+
+    /// What this broker logged (connections, subscriptions), for a failure message.
+    public var log: String { process?.text ?? "" }
 
     /// Waits until a client has subscribed to `filter`: mosquitto logs `<client> <qos> <filter>`
     /// for each subscription (`log_type subscribe`). A message published after that reaches the
