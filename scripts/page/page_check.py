@@ -34,8 +34,11 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 import day_rig
+import tcx_check
+import tls_check
 from clients import DEVICE, Requester, browser
 from day_rig import rig
+from page_dom import choose, same, same_figures, text, value, wait
 PARTS = ["health", "location", "track", "timeline", "workouts"]
 
 
@@ -76,7 +79,7 @@ def run(args, directory, processes, clients, drivers):
     site = os.path.join(directory, "site")
     subprocess.run([os.path.join(day_rig.ROOT, "web", "build.sh"), site], check=True)
     password = secrets.token_urlsafe(12)
-    broker, tcp, ws = day_rig.start_broker(directory, site, password)
+    broker, tcp, ws, wss, pin = day_rig.start_broker(directory, site, password)
     processes.append(broker)
     capture = rig.Capture(tcp, [f"keepalive/{DEVICE}/#"])
     clients.append(capture)
@@ -132,9 +135,11 @@ def run(args, directory, processes, clients, drivers):
 
     downloads = os.path.join(directory, "downloads")
     os.makedirs(downloads)
+    tls_check.check(ws, wss, pin, password, reference, today, yesterday, downloads, drivers)
     driver = browser(downloads)
     drivers.append(driver)
-    check_page(driver, ws, password, reference, capture, requester, hr_port, args.out, downloads, today, yesterday, zone)
+    export = lambda workout: tcx_check.check(driver, downloads, workout, args.agent, config)  # noqa: E731
+    check_page(driver, ws, password, reference, capture, requester, hr_port, args.out, downloads, today, yesterday, zone, export)
     check_acl(ws, password, capture, clients)
     # The device vanishes (SIGKILL): the broker publishes its will, and the page says so.
     agent.kill9()
@@ -143,50 +148,11 @@ def run(args, directory, processes, clients, drivers):
     print("page-check: after SIGKILL →", text(driver, "#offline"))
 
 
-def wait(driver, script, what, timeout=15):
-    return rig.wait_until(lambda: driver.execute_script(script), timeout, what)
-
-
-def text(driver, selector):
-    return driver.execute_script("var e = document.querySelector(arguments[0]); return e ? e.textContent : null;", selector)
-
-
-def value(driver, field):
-    return driver.execute_script(
-        "var e = document.querySelector('#figures [data-field=\"' + arguments[0] + '\"], #sleep [data-field=\"' + arguments[0] + '\"]');"
-        "return e ? e.dataset.value : null;", field)
-
-
-def choose(driver, date, how="strip"):
-    """Chooses a day as a person would (a click on the strip, or the calendar) and waits for it."""
-    driver.execute_script("delete document.body.dataset.drawn;")
-    if how == "strip":
-        driver.find_element(By.CSS_SELECTOR, f'#strip [data-date="{date}"]').click()
-    elif how == "key":
-        # From the chosen day to the one before, with the keyboard (the strip is a listbox).
-        driver.find_element(By.CSS_SELECTOR, '#strip [aria-selected="true"]').send_keys(Keys.ARROW_LEFT)
-    else:
-        driver.execute_script("var c = document.getElementById('calendar'); c.value = arguments[0];"
-                              "c.dispatchEvent(new Event('change'));", date)
-    wait(driver, f"return document.body.dataset.drawn === '{date}';", f"the page to draw {date}")
-    return int(driver.execute_script("return document.body.dataset.drawnMs;"))
-
-
 def answer_ms(driver):
     return driver.execute_script("return Number(document.body.dataset.answerMs);")
 
 
-def same(shown, expected, what):
-    expected_text = "" if expected is None else str(expected)
-    if isinstance(expected, str):
-        assert shown == expected_text, f"{what}: page {shown!r}, reply {expected_text!r}"
-    elif expected_text and shown:
-        assert abs(float(shown) - float(expected_text)) < 1e-9, f"{what}: page {shown}, reply {expected_text}"
-    else:
-        assert shown == expected_text, f"{what}: page {shown!r}, reply {expected_text!r}"
-
-
-def check_page(driver, ws, password, reference, capture, requester, hr_port, out, downloads, today, yesterday, zone):
+def check_page(driver, ws, password, reference, capture, requester, hr_port, out, downloads, today, yesterday, zone, export_tcx):
     # Tiles from a closed loopback port: nothing leaves the machine, and the page must say why the
     # map has no background.
     tiles = "http://127.0.0.1:9/{z}/{x}/{y}.png"
@@ -212,14 +178,8 @@ def check_page(driver, ws, password, reference, capture, requester, hr_port, out
     drawn_ms = choose(driver, yesterday)
     waited_ms = answer_ms(driver)
     health = reference["health"]
-    hr = health["heart_rate"] or {}
     sleep = health["sleep"] or {}
-    for field_name, expected in [("steps", health["steps"]), ("distance_m", (health["location"] or {}).get("distance_m")),
-                                 ("hr_min", hr.get("min")), ("hr_avg", hr.get("avg")), ("hr_max", hr.get("max")),
-                                 ("hr_resting", hr.get("resting")), ("sleep_s", health["sleep_s"]),
-                                 ("sleep_start", sleep.get("start")), ("sleep_end", sleep.get("end")),
-                                 ("sleep_efficiency", sleep.get("efficiency")), ("sleep_awakenings", sleep.get("awakenings"))]:
-        same(value(driver, field_name), expected, field_name)
+    same_figures(driver, reference)
     assert health["sleep_s"] and sleep.get("person") == "given", f"yesterday's night: {health['sleep_s']} s, {sleep}"
     assert "with your age and sex" in text(driver, '#sleep [data-field="sleep_s"]'), text(driver, '#sleep [data-field="sleep_s"]')
     assert health["steps"], f"yesterday's steps: {health['steps']}"
@@ -255,6 +215,7 @@ def check_page(driver, ws, password, reference, capture, requester, hr_port, out
     assert all(start <= t <= end for t in times), f"GPX points outside {start}…{end}: {times[0]}…{times[-1]}"
     length = gpx.length_2d()
     print(f"page-check: GPX {os.path.basename(gpx_path)}: {len(times)} points, {length:.0f} m by gpxpy, workout {workout['distance_m']} m")
+    export_tcx(workout)
 
     # A day without data, and a date that has not come yet where the device is.
     empty = (datetime.date.fromisoformat(today) - datetime.timedelta(days=20)).isoformat()
