@@ -23,6 +23,7 @@ import secrets
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.parse
 
@@ -252,10 +253,23 @@ def check_page(driver, ws, password, reference, capture, requester, hr_port, out
     same(value(driver, "steps"), health["steps"], "steps after the archive's not_found")
     print("page-check: archive →", text(driver, "#answered-by"))
 
-    # rate_limited: a burst of requests empties the agent's bucket; the page's next one is refused.
-    for index in range(25):
-        requester.ask({"date": today}, f"flood{index}")
-    choose(driver, empty, how="calendar")
+    # rate_limited: a request every 20 ms (40 times the agent's refill) empties its bucket and keeps
+    # it empty while the page asks. A burst of 25 and then the page did not: under load the burst
+    # took longer than its refill, and a bucket once empty keeps a fraction of a token that the
+    # next second can make whole. The page's request can still meet the one token refilled every
+    # 2 s within 20 ms of it: then the page is asked for another day (a read; at most twice).
+    stop = threading.Event()
+    flooding = threading.Thread(target=requester.flood, args=({"date": today}, stop, 0.02))
+    flooding.start()
+    try:
+        rig.wait_until(lambda: requester.refused, 20, "the agent to refuse one of the flood's requests (rate_limited)")
+        for date in (empty, (datetime.date.fromisoformat(empty) - datetime.timedelta(days=1)).isoformat()):
+            choose(driver, date, how="calendar")
+            if "rate_limited" in text(driver, "#message"):
+                break
+    finally:
+        stop.set()
+        flooding.join()
     assert "rate_limited" in text(driver, "#message"), text(driver, "#message")
     print("page-check: rate limited →", text(driver, "#message"))
 
