@@ -140,7 +140,7 @@ def main():
         day_rig.send_heart_rate(hr_port, now - datetime.timedelta(hours=1))
         # The archive asks the device for yesterday when its health/daily arrives, and keeps the reply.
         rig.wait_until(lambda: postgres.query(f"SELECT count(*) FROM archive_days WHERE device = '{DEVICE}' AND day = '{yesterday}'")
-                       == [["1"]], 90, f"the archive to hold {yesterday}\n{archive.log_tail()}\n{agent.log_tail()}")
+                       == [["1"]], 180, f"the archive to hold {yesterday}\n{archive.log_tail()}\n{agent.log_tail()}")
         viewer = Viewer(node.mqtt, passwords["viewer"])
         stoppers.append(viewer.stop)
         held = viewer.ask(f"keepalive/archive/{DEVICE}/selection/date", {"date": yesterday}, "archive", "held")
@@ -160,6 +160,8 @@ def main():
         driver.find_element(By.ID, "password").send_keys("wrong" + Keys.ENTER)
         rig.wait_until(lambda: "Wrong user name or password" in driver.find_element(By.ID, "login-message").text, 15,
                        "the wrong-password message from ejabberd")
+        print("fleet-page-check: wrong password →", driver.find_element(By.ID, "login-message").text,
+              f"(CONNACK {driver.execute_script('return window.KeepAlivePage.session.refusal;')})")
         field = driver.find_element(By.ID, "password")
         field.clear()
         field.send_keys(passwords["viewer"] + Keys.ENTER)

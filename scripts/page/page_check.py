@@ -165,7 +165,10 @@ def check_page(driver, ws, password, reference, capture, requester, hr_port, out
     driver.find_element(By.ID, "password").send_keys("not-the-password" + Keys.ENTER)
     wait(driver, "return /Wrong user name or password/.test(document.getElementById('login-message').textContent);",
          "the wrong-password message")
-    print("page-check: wrong password →", text(driver, "#login-message"))
+    # The refusal's reason code as session.js reads it off the WebSocket (for when mqtt.js drops it).
+    code = driver.execute_script("return window.KeepAlivePage.session.refusal;")
+    assert code == 135, f"the CONNACK reason code read off the WebSocket: {code}, mosquitto sends 135"
+    print("page-check: wrong password →", text(driver, "#login-message"), f"(CONNACK {code})")
 
     field = driver.find_element(By.ID, "password")
     field.clear()

@@ -29,10 +29,8 @@ def load_failure(driver, url):
         driver.get(url)
     except WebDriverException as error:
         return error.msg
-    if driver.execute_script("return document.body && document.body.dataset.ready === undefined && location.protocol === 'chrome-error:';"):
-        return driver.page_source
-    source = driver.page_source
-    return source if "ERR_" in source and "KeepAlive" not in source else None
+    # The page's config.js defines KEEPALIVE_PAGE; Chromium's error page names the net error.
+    return None if driver.execute_script("return !!window.KEEPALIVE_PAGE;") else driver.page_source
 
 
 def drawn_over_wss(driver, url, password, reference, today, yesterday, what):

@@ -51,7 +51,7 @@
           var bytes = new Uint8Array(event.data), at = 1;
           if (bytes[0] !== 0x20) return;
           while (at < 4 && bytes[at] & 0x80) at++;
-          refusal = bytes[at + 2] === undefined ? null : bytes[at + 2];
+          refusal = session.refusal = bytes[at + 2] === undefined ? null : bytes[at + 2];
         });
       }
       function fail(sentence) {
