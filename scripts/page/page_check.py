@@ -6,6 +6,9 @@ against a real mosquitto serving the built page, the agent, and a replayed past 
 - choosing yesterday on the date strip shows the reply's numbers (steps, distance, heart rate),
   the day's 5-minute points on the map, the timeline's buckets, the workout, and draws within 1 s
   (Performance API); the workout's GPX downloads and gpxpy reads it, its points within the walk;
+  its TCX downloads, valid and the same as `keepalive export --workout` writes (tcx_check.py);
+- over the shipped TLS listener, with a pinned certificate, the page logs in over wss:// and shows
+  yesterday's numbers (tls_check.py);
 - a day without data says so; a future date, an archive's not_found and a rate_limited reply show
   as messages;
 - today's figures follow a new health/today without a reload;
