@@ -6,8 +6,8 @@ blanket ignore. Asserts, against the agent's own reply for the day:
 - a browser that does not trust the certificate is refused (ERR_CERT_AUTHORITY_INVALID);
 - mosquitto 2.0.11 serves its http_dir over TLS only to HTTP/1.1 clients: its libwebsockets offers
   HTTP/2 and then answers nothing (eclipse-mosquitto/mosquitto#2251), so Chromium as shipped gets
-  ERR_HTTP2_PROTOCOL_ERROR for https://; asserted, so that the day a fixed mosquitto arrives the
-  check says the documented way round can go;
+  ERR_HTTP2_PROTOCOL_ERROR for https://; reported (not asserted: a fixed mosquitto must not fail
+  the suite), so that the day a fixed mosquitto arrives the check says the documented way round can go;
 - that way round: the page from the plain listener, told `?broker=wss://…` of the TLS listener,
   logs in over wss:// and draws yesterday with the reply's numbers;
 - loaded over https:// (a browser speaking HTTP/1.1 to the listener: --disable-http2, standing in
@@ -58,11 +58,13 @@ def check(ws, wss, pin, password, reference, today, yesterday, downloads, driver
     pinned = ["--ignore-certificate-errors-spki-list=" + pin]
     driver = browser(downloads, pinned)
     drivers.append(driver)
+    # Reported, not asserted: a mosquitto that fixes #2251 must not fail the suite on a new machine.
     failure = load_failure(driver, secure)
-    assert failure and "ERR_HTTP2_PROTOCOL_ERROR" in failure, (
-        f"mosquitto now serves the page over https:// to a browser speaking HTTP/2 ({failure!r:.300}): "
-        "docs/contract.md's way round (the plain listener's page with ?broker=wss://) may go")
-    print("page-check: TLS, https:// page from mosquitto 2.0.11 to Chromium as shipped: ERR_HTTP2_PROTOCOL_ERROR")
+    if failure and "ERR_HTTP2_PROTOCOL_ERROR" in failure:
+        print("page-check: TLS, https:// page from this mosquitto to Chromium as shipped: ERR_HTTP2_PROTOCOL_ERROR (mosquitto#2251)")
+    else:
+        print(f"page-check: TLS, NOTE: this mosquitto serves the page over https:// to HTTP/2 ({failure!r:.200}): "
+              "docs/contract.md's way round (the plain listener's page with ?broker=wss://) may go")
     broker = urllib.parse.quote(f"wss://127.0.0.1:{wss}/", safe="")
     drawn_over_wss(driver, f"http://127.0.0.1:{ws}/?device={DEVICE}&tiles={TILES}&broker={broker}", password, reference, today,
                    yesterday, "page from the plain listener, ?broker=wss://")
