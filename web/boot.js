@@ -6,7 +6,7 @@
   var parts = [
     "lib/leaflet.css.gz", "style.css",
     "lib/leaflet.min.js.gz", "lib/chart.min.js.gz", "lib/mqtt.min.js.gz",
-    "format.js", "session.js", "strip.js", "figures.js", "map.js", "timeline.js", "workouts.js", "live.js", "app.js",
+    "format.js", "session.js", "strip.js", "figures.js", "map.js", "timeline.js", "tcx.js", "workouts.js", "live.js", "app.js",
   ];
   function text(url) {
     return fetch(url).then(function (response) {

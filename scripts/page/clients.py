@@ -20,6 +20,7 @@ class Requester:
 
     def __init__(self, port):
         self.replies = {}
+        self.refused = False
         self.client = mqtt.Client(client_id=f"page-check-{os.getpid()}", protocol=mqtt.MQTTv5)
         self.client.on_message = self._received
         acknowledged = []
@@ -39,6 +40,8 @@ class Requester:
             self.client.publish(props.ResponseTopic, json.dumps(body), qos=0, properties=reply)
             return
         self.replies[props.CorrelationData.decode()] = message.payload.decode()
+        if b'"rate_limited"' in message.payload:
+            self.refused = True
 
     def ask(self, body, key, timeout=15, topic="selection/date"):
         props = Properties(PacketTypes.PUBLISH)
@@ -46,6 +49,14 @@ class Requester:
         props.CorrelationData = key.encode()
         self.client.publish(f"keepalive/{DEVICE}/{topic}", json.dumps(body), qos=0, properties=props)
         return json.loads(rig.wait_until(lambda: self.replies.get(key), timeout, f"the agent's reply to {key}"))
+
+    def flood(self, body, stop, interval_s):
+        """Asks every `interval_s` without waiting for the replies, until `stop` is set."""
+        props = Properties(PacketTypes.PUBLISH)
+        props.ResponseTopic = "reply/check/flood"
+        props.CorrelationData = b"flood"
+        while not stop.wait(interval_s):
+            self.client.publish(f"keepalive/{DEVICE}/selection/date", json.dumps(body), qos=0, properties=props)
 
     def stop(self):
         self.client.loop_stop()

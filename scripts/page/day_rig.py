@@ -14,7 +14,9 @@ recordings, sent as a Pi would have recorded it:
 The day is yesterday in a zone where it is now 12:xx, the walk at 14:00 local: 22 hours ago,
 within the day the agent believes GPS time against a synchronised system clock (ClockRule).
 """
+import base64
 import datetime
+import hashlib
 import json
 import os
 import socket
@@ -121,9 +123,37 @@ def send_foot_pod(port, start, seconds, cadence, first_seq):
             time.sleep(0.001)
 
 
+def certificate(directory):
+    """A self-signed certificate for 127.0.0.1 (openssl), as a Pi owner would make one for the Pi's
+    name. Returns (certificate, key, SPKI pin: base64 SHA-256 of its public key, the form
+    Chromium's --ignore-certificate-errors-spki-list takes)."""
+    cert, key = os.path.join(directory, "page.crt"), os.path.join(directory, "page.key")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                    "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", key, "-out", cert], check=True, capture_output=True)
+    public = subprocess.run(["openssl", "x509", "-in", cert, "-pubkey", "-noout"], check=True, capture_output=True).stdout
+    der = subprocess.run(["openssl", "pkey", "-pubin", "-outform", "der"], input=public, check=True, capture_output=True).stdout
+    return cert, key, base64.b64encode(hashlib.sha256(der).digest()).decode()
+
+
+def tls_listener(port, site, cert, key, passwd):
+    """The shipped TLS listener (deploy/mosquitto/keepalive-page.conf, its commented listener
+    9443) with "#" removed, on `port` of loopback, with the check's files."""
+    with open(os.path.join(ROOT, "deploy", "mosquitto", "keepalive-page.conf")) as f:
+        lines = f.read().splitlines()
+    first = lines.index("#listener 9443")
+    block = [line[1:] for line in lines[first:first + 8]]
+    assert all(not line.startswith((" ", "#")) for line in block), f"keepalive-page.conf's TLS listener changed shape: {block}"
+    paths = {"listener": f"{port} 127.0.0.1", "http_dir": site, "certfile": cert, "keyfile": key, "password_file": passwd,
+             "acl_file": os.path.join(ROOT, "deploy", "mosquitto", "keepalive-page.acl")}
+    return "\n".join(f"{name} {paths.get(name, value)}" for name, value in (line.split(" ", 1) for line in block))
+
+
 def start_broker(directory, site, password):
-    """mosquitto: an open listener for the agent and the check, and the page's listener."""
-    tcp, ws = rig.free_port(), rig.free_port()
+    """mosquitto: an open listener for the agent and the check, the page's listener, and the same
+    with TLS (keepalive-page.conf's certfile/keyfile). Returns (process, tcp, ws, wss, SPKI pin)."""
+    tcp, ws, wss = rig.free_port(), rig.free_port(), rig.free_port()
+    cert, key, pin = certificate(directory)
     passwd = os.path.join(directory, "page.passwd")
     open(passwd, "w").close()
     subprocess.run(["mosquitto_passwd", "-b", passwd, PAGE_USER, password], check=True)
@@ -138,14 +168,15 @@ http_dir {site}
 allow_anonymous false
 password_file {passwd}
 acl_file {os.path.join(ROOT, "deploy", "mosquitto", "keepalive-page.acl")}
+{tls_listener(wss, site, cert, key, passwd)}
 persistence false
 set_tcp_nodelay true
 """)
         if os.getuid() == 0:
             f.write("user root\n")
     broker = rig.Process("mosquitto", ["mosquitto", "-c", conf], directory)
-    rig.wait_until(lambda: rig._listening(tcp) and rig._listening(ws), 10, "mosquitto to listen on both ports")
-    return broker, tcp, ws
+    rig.wait_until(lambda: rig._listening(tcp) and rig._listening(ws) and rig._listening(wss), 10, "mosquitto to listen on its ports")
+    return broker, tcp, ws, wss, pin
 
 
 def write_agent_config(directory, device, zone, broker_port, gps_port, hr_port):

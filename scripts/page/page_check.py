@@ -6,6 +6,9 @@ against a real mosquitto serving the built page, the agent, and a replayed past 
 - choosing yesterday on the date strip shows the reply's numbers (steps, distance, heart rate),
   the day's 5-minute points on the map, the timeline's buckets, the workout, and draws within 1 s
   (Performance API); the workout's GPX downloads and gpxpy reads it, its points within the walk;
+  its TCX downloads, valid and the same as `keepalive export --workout` writes (tcx_check.py);
+- over the shipped TLS listener, with a pinned certificate, the page logs in over wss:// and shows
+  yesterday's numbers (tls_check.py);
 - a day without data says so; a future date, an archive's not_found and a rate_limited reply show
   as messages;
 - today's figures follow a new health/today without a reload;
@@ -23,6 +26,7 @@ import secrets
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.parse
 
@@ -34,8 +38,11 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 import day_rig
+import tcx_check
+import tls_check
 from clients import DEVICE, Requester, browser
 from day_rig import rig
+from page_dom import choose, same, same_figures, text, value, wait
 PARTS = ["health", "location", "track", "timeline", "workouts"]
 
 
@@ -76,7 +83,7 @@ def run(args, directory, processes, clients, drivers):
     site = os.path.join(directory, "site")
     subprocess.run([os.path.join(day_rig.ROOT, "web", "build.sh"), site], check=True)
     password = secrets.token_urlsafe(12)
-    broker, tcp, ws = day_rig.start_broker(directory, site, password)
+    broker, tcp, ws, wss, pin = day_rig.start_broker(directory, site, password)
     processes.append(broker)
     capture = rig.Capture(tcp, [f"keepalive/{DEVICE}/#"])
     clients.append(capture)
@@ -132,9 +139,11 @@ def run(args, directory, processes, clients, drivers):
 
     downloads = os.path.join(directory, "downloads")
     os.makedirs(downloads)
+    tls_check.check(ws, wss, pin, password, reference, today, yesterday, downloads, drivers)
     driver = browser(downloads)
     drivers.append(driver)
-    check_page(driver, ws, password, reference, capture, requester, hr_port, args.out, downloads, today, yesterday, zone)
+    export = lambda workout: tcx_check.check(driver, downloads, workout, args.agent, config)  # noqa: E731
+    check_page(driver, ws, password, reference, capture, requester, hr_port, args.out, downloads, today, yesterday, zone, export)
     check_acl(ws, password, capture, clients)
     # The device vanishes (SIGKILL): the broker publishes its will, and the page says so.
     agent.kill9()
@@ -143,50 +152,11 @@ def run(args, directory, processes, clients, drivers):
     print("page-check: after SIGKILL →", text(driver, "#offline"))
 
 
-def wait(driver, script, what, timeout=15):
-    return rig.wait_until(lambda: driver.execute_script(script), timeout, what)
-
-
-def text(driver, selector):
-    return driver.execute_script("var e = document.querySelector(arguments[0]); return e ? e.textContent : null;", selector)
-
-
-def value(driver, field):
-    return driver.execute_script(
-        "var e = document.querySelector('#figures [data-field=\"' + arguments[0] + '\"], #sleep [data-field=\"' + arguments[0] + '\"]');"
-        "return e ? e.dataset.value : null;", field)
-
-
-def choose(driver, date, how="strip"):
-    """Chooses a day as a person would (a click on the strip, or the calendar) and waits for it."""
-    driver.execute_script("delete document.body.dataset.drawn;")
-    if how == "strip":
-        driver.find_element(By.CSS_SELECTOR, f'#strip [data-date="{date}"]').click()
-    elif how == "key":
-        # From the chosen day to the one before, with the keyboard (the strip is a listbox).
-        driver.find_element(By.CSS_SELECTOR, '#strip [aria-selected="true"]').send_keys(Keys.ARROW_LEFT)
-    else:
-        driver.execute_script("var c = document.getElementById('calendar'); c.value = arguments[0];"
-                              "c.dispatchEvent(new Event('change'));", date)
-    wait(driver, f"return document.body.dataset.drawn === '{date}';", f"the page to draw {date}")
-    return int(driver.execute_script("return document.body.dataset.drawnMs;"))
-
-
 def answer_ms(driver):
     return driver.execute_script("return Number(document.body.dataset.answerMs);")
 
 
-def same(shown, expected, what):
-    expected_text = "" if expected is None else str(expected)
-    if isinstance(expected, str):
-        assert shown == expected_text, f"{what}: page {shown!r}, reply {expected_text!r}"
-    elif expected_text and shown:
-        assert abs(float(shown) - float(expected_text)) < 1e-9, f"{what}: page {shown}, reply {expected_text}"
-    else:
-        assert shown == expected_text, f"{what}: page {shown!r}, reply {expected_text!r}"
-
-
-def check_page(driver, ws, password, reference, capture, requester, hr_port, out, downloads, today, yesterday, zone):
+def check_page(driver, ws, password, reference, capture, requester, hr_port, out, downloads, today, yesterday, zone, export_tcx):
     # Tiles from a closed loopback port: nothing leaves the machine, and the page must say why the
     # map has no background.
     tiles = "http://127.0.0.1:9/{z}/{x}/{y}.png"
@@ -198,7 +168,10 @@ def check_page(driver, ws, password, reference, capture, requester, hr_port, out
     driver.find_element(By.ID, "password").send_keys("not-the-password" + Keys.ENTER)
     wait(driver, "return /Wrong user name or password/.test(document.getElementById('login-message').textContent);",
          "the wrong-password message")
-    print("page-check: wrong password →", text(driver, "#login-message"))
+    # The refusal's reason code as session.js reads it off the WebSocket (for when mqtt.js drops it).
+    code = driver.execute_script("return window.KeepAlivePage.session.refusal;")
+    assert code == 135, f"the CONNACK reason code read off the WebSocket: {code}, mosquitto sends 135"
+    print("page-check: wrong password →", text(driver, "#login-message"), f"(CONNACK {code})")
 
     field = driver.find_element(By.ID, "password")
     field.clear()
@@ -212,14 +185,8 @@ def check_page(driver, ws, password, reference, capture, requester, hr_port, out
     drawn_ms = choose(driver, yesterday)
     waited_ms = answer_ms(driver)
     health = reference["health"]
-    hr = health["heart_rate"] or {}
     sleep = health["sleep"] or {}
-    for field_name, expected in [("steps", health["steps"]), ("distance_m", (health["location"] or {}).get("distance_m")),
-                                 ("hr_min", hr.get("min")), ("hr_avg", hr.get("avg")), ("hr_max", hr.get("max")),
-                                 ("hr_resting", hr.get("resting")), ("sleep_s", health["sleep_s"]),
-                                 ("sleep_start", sleep.get("start")), ("sleep_end", sleep.get("end")),
-                                 ("sleep_efficiency", sleep.get("efficiency")), ("sleep_awakenings", sleep.get("awakenings"))]:
-        same(value(driver, field_name), expected, field_name)
+    same_figures(driver, reference)
     assert health["sleep_s"] and sleep.get("person") == "given", f"yesterday's night: {health['sleep_s']} s, {sleep}"
     assert "with your age and sex" in text(driver, '#sleep [data-field="sleep_s"]'), text(driver, '#sleep [data-field="sleep_s"]')
     assert health["steps"], f"yesterday's steps: {health['steps']}"
@@ -255,6 +222,7 @@ def check_page(driver, ws, password, reference, capture, requester, hr_port, out
     assert all(start <= t <= end for t in times), f"GPX points outside {start}…{end}: {times[0]}…{times[-1]}"
     length = gpx.length_2d()
     print(f"page-check: GPX {os.path.basename(gpx_path)}: {len(times)} points, {length:.0f} m by gpxpy, workout {workout['distance_m']} m")
+    export_tcx(workout)
 
     # A day without data, and a date that has not come yet where the device is.
     empty = (datetime.date.fromisoformat(today) - datetime.timedelta(days=20)).isoformat()
@@ -291,10 +259,23 @@ def check_page(driver, ws, password, reference, capture, requester, hr_port, out
     same(value(driver, "steps"), health["steps"], "steps after the archive's not_found")
     print("page-check: archive →", text(driver, "#answered-by"))
 
-    # rate_limited: a burst of requests empties the agent's bucket; the page's next one is refused.
-    for index in range(25):
-        requester.ask({"date": today}, f"flood{index}")
-    choose(driver, empty, how="calendar")
+    # rate_limited: a request every 20 ms (40 times the agent's refill) empties its bucket and keeps
+    # it empty while the page asks. A burst of 25 and then the page did not: under load the burst
+    # took longer than its refill, and a bucket once empty keeps a fraction of a token that the
+    # next second can make whole. The page's request can still meet the one token refilled every
+    # 2 s within 20 ms of it: then the page is asked for another day (a read; at most twice).
+    stop = threading.Event()
+    flooding = threading.Thread(target=requester.flood, args=({"date": today}, stop, 0.02))
+    flooding.start()
+    try:
+        rig.wait_until(lambda: requester.refused, 20, "the agent to refuse one of the flood's requests (rate_limited)")
+        for date in (empty, (datetime.date.fromisoformat(empty) - datetime.timedelta(days=1)).isoformat()):
+            choose(driver, date, how="calendar")
+            if "rate_limited" in text(driver, "#message"):
+                break
+    finally:
+        stop.set()
+        flooding.join()
     assert "rate_limited" in text(driver, "#message"), text(driver, "#message")
     print("page-check: rate limited →", text(driver, "#message"))
 

@@ -38,6 +38,22 @@
         protocolVersion: 5, clientId: clientId, username: user, password: password, clean: true,
         reconnectPeriod: 0, connectTimeout: 8000, keepalive: 30,
       });
+      // The broker's CONNACK reason code as it arrived on the WebSocket. mqtt.js destroys its
+      // stream when the socket closes, dropping bytes not yet parsed; mosquitto closes right after
+      // refusing a login, so on a busy machine mqtt.js may never see the refusal (seen: "Cannot
+      // reach the broker" for a wrong password). The first byte of the first frame says whether it
+      // is a CONNACK (0x20); after the remaining length (1-4 bytes) and the flags byte comes the code.
+      var refusal = null;
+      var socket = client.stream && client.stream.socket;
+      if (socket && socket.addEventListener) {
+        socket.addEventListener("message", function (event) {
+          if (settled || refusal !== null || !(event.data instanceof ArrayBuffer)) return;
+          var bytes = new Uint8Array(event.data), at = 1;
+          if (bytes[0] !== 0x20) return;
+          while (at < 4 && bytes[at] & 0x80) at++;
+          refusal = session.refusal = bytes[at + 2] === undefined ? null : bytes[at + 2];
+        });
+      }
       function fail(sentence) {
         if (settled) return;
         settled = true;
@@ -59,7 +75,8 @@
         if (!settled) fail(sentence);
       });
       client.on("close", function () {
-        if (!settled) fail("Cannot reach the broker at " + session.brokerURL() + ".");
+        if (!settled && refusal >= 0x80) fail(REFUSALS[refusal] || ("The broker refused the login (reason code " + refusal + ")."));
+        else if (!settled) fail("Cannot reach the broker at " + session.brokerURL() + ".");
         else if (connected) KA.connectionChanged(false);
       });
       client.on("connect", function () { if (settled) KA.connectionChanged(true); });

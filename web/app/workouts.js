@@ -1,9 +1,10 @@
-// The day's workouts (distance, pace, splits, heart rate) with a GPX download, and the shoes
-// with their kilometres and limit.
+// The day's workouts (distance, pace, splits, heart rate) with GPX and TCX downloads, and the
+// shoes with their kilometres and limit.
 //
-// The GPX: the agent has no per-workout export over MQTT (`keepalive export --workout` runs on
-// the Pi), so the page asks for the day's full track as GPX (`"format":"gpx"`, the agent's own
-// writer) and keeps the points between the workout's start and end, with the browser's XML parser.
+// The agent has no per-workout export over MQTT (`keepalive export --workout` runs on the Pi), so
+// the page asks for the day's full track as GPX (`"format":"gpx"`, the agent's own writer) and
+// keeps the points between the workout's start and end, with the browser's XML parser; the TCX is
+// written from those points and the workout record (tcx.js).
 (function (KA) {
   "use strict";
   var F = KA.format;
@@ -34,35 +35,38 @@
         (splits ? "<details><summary>Splits</summary><table><thead><tr><th>km</th><th>distance</th><th>pace</th><th>heart rate</th></tr></thead><tbody>" +
           splits + "</tbody></table></details>" : "") +
         '<button type="button" class="gpx" data-index="' + index + '">Download GPX</button> ' +
+        '<button type="button" class="tcx" data-index="' + index + '">Download TCX</button> ' +
         '<span class="export-note" role="status"></span>' +
         "</article>";
     }).join("");
-    box.querySelectorAll("button.gpx").forEach(function (button) {
-      button.addEventListener("click", function () { download(workouts[Number(button.dataset.index)], date, button); });
+    box.querySelectorAll("button.gpx, button.tcx").forEach(function (button) {
+      button.addEventListener("click", function () { download(workouts[Number(button.dataset.index)], date, button, button.className); });
     });
   };
 
-  function download(workout, date, button) {
-    var note = button.nextElementSibling;
+  function download(workout, date, button, format) {
+    var note = button.parentNode.querySelector(".export-note");
     note.textContent = "Asking the device for the track…";
     KA.session.ask(KA.requestTopic(), { date: date, include: ["track", "hr"], track: "full", format: "gpx" }, KA.device).then(function (reply) {
       if (reply.status !== 200 || reply.text.charAt(0) === "{") {
         note.textContent = KA.errorSentence(reply.text);
         return;
       }
-      var gpx = cut(reply.text, workout);
-      var link = document.createElement("a");
-      link.href = URL.createObjectURL(new Blob([gpx], { type: "application/gpx+xml" }));
-      link.download = "keepalive-" + workout.sport + "-" + workout.start.slice(0, 16).replace(/:/g, "") + ".gpx";
+      var doc = cut(reply.text, workout);
+      var file = format === "tcx"
+        ? { text: KA.tcx(workout, doc, "KeepAlive page (" + KA.device + ")"), type: "application/vnd.garmin.tcx+xml" }
+        : { text: new XMLSerializer().serializeToString(doc), type: "application/gpx+xml" };
+      var link = document.getElementById("last-export") || document.body.appendChild(document.createElement("a"));
+      link.href = URL.createObjectURL(new Blob([file.text], { type: file.type }));
+      link.download = "keepalive-" + workout.sport + "-" + workout.start.slice(0, 16).replace(/:/g, "") + "." + format;
       link.id = "last-export";
-      document.body.appendChild(link);
       link.click();
       note.textContent = "Saved " + link.download + ".";
-      window.KeepAlivePage.lastExport = gpx;
+      KA.lastExport = file.text;
     }, function (error) { note.textContent = error.message; });
   }
 
-  // The points of the day's GPX between the workout's start and end.
+  // The day's GPX document with only the points between the workout's start and end.
   function cut(text, workout) {
     var doc = new DOMParser().parseFromString(text, "application/xml");
     var from = Date.parse(workout.start), to = Date.parse(workout.end);
@@ -73,7 +77,7 @@
     });
     var name = doc.querySelector("trk > name");
     if (name) name.textContent = workout.sport + " " + workout.start;
-    return new XMLSerializer().serializeToString(doc);
+    return doc;
   }
 
   // id null: draws the list as it is (at start: none yet).
