@@ -49,7 +49,8 @@ extension FleetSuites {
             ] {
                 let result = try await runCommand(
                     Tools.mosquittoPub, ["-h", "127.0.0.1", "-p", "\(cluster.port(1))", "-V", "5", "-q", "1", "-i", "pi-jwt-check",
-                                         "-u", "pi-jwt", "-P", String(password), "-t", "keepalive/pi-jwt/check", "-m", "{}"])
+                                         "-u", "pi-jwt", "-P", String(password), "-t", "keepalive/pi-jwt/check", "-m", "{}"]
+                        + cluster.tlsArguments)
                 if what == "its own token" {
                     #expect(result.status == 0, "\(what) was refused: \(result.output)")
                 } else {

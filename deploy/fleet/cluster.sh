@@ -96,6 +96,9 @@ case "$cmd" in
       ctl "$n" join_cluster "$(node_name 1)" >/dev/null
       wait_started "$n"
     done
+    # The (empty) group of revoked devices, which the topic rules consult on every publish and
+    # subscribe: ejabberd 23.01 fails the session's check if the group does not exist.
+    ctl 1 srg_create revoked "$HOST" revoked "Revoked devices" "" >/dev/null
     ctl 1 list_cluster
     ;;
   down)
