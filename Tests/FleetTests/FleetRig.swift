@@ -178,6 +178,16 @@ final class FleetCluster: @unchecked Sendable {
         try await Wait.until(timeout: 10, "node \(n) (PID \(number)) to die") { kill(number, 0) != 0 }
     }
 
+    /// The TCP ports the nodes' Erlang distribution listens on (from epmd): what crosses between
+    /// the nodes goes through them.
+    func distributionPorts() async throws -> [Int] {
+        let names = try await runCommand("/usr/bin/epmd", ["-names"], environment: ["ERL_EPMD_ADDRESS": "127.0.0.1"])
+        return names.output.split(separator: "\n").compactMap { line in
+            guard line.hasPrefix("name ej"), line.contains("_\(basePort) at port ") else { return nil }
+            return line.split(separator: " ").last.flatMap { Int($0) }
+        }
+    }
+
     func startNode(_ n: Int) async throws {
         let result = try await runCommand(Self.script, ["start", directory, String(n)], timeout: 120)
         guard result.status == 0 else { throw WaitTimeout(description: "restarting node \(n) failed: \(result.output)") }

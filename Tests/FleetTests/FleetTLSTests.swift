@@ -8,7 +8,7 @@ import TestKit
 /// carry a device message into PostgreSQL; PostgreSQL refuses TCP without TLS and an unverified
 /// server, the archiver's connections are all TLS with a SCRAM password; tcpdump on the loopback,
 /// as a user would run it, sees neither that message nor any password in clear, to the nodes or
-/// to PostgreSQL.
+/// to PostgreSQL, nor between the nodes (their Erlang distribution runs over TLS).
 extension FleetSuites {
     @Suite struct FleetTLSTests {
         static let marker = "cleartext-marker-48"
@@ -46,6 +46,15 @@ extension FleetSuites {
                 name: "tcpdump", executable: "/usr/bin/tcpdump",
                 arguments: ["-i", "lo", "-U", "-w", capture, "tcp and (\(ports))"])
             try await tcpdump.waitForLine(containing: "listening on", timeout: 10)
+            // Between the nodes: their Erlang distribution, where a message published on one node
+            // travels to the subscribers on the others.
+            let distribution = try await cluster.distributionPorts()
+            try #require(distribution.count == 3, "the nodes' distribution ports from epmd: \(distribution)")
+            let betweenNodes = directory.file("distribution.pcap")
+            let distributionDump = try ManagedProcess(
+                name: "tcpdump distribution", executable: "/usr/bin/tcpdump",
+                arguments: ["-i", "lo", "-U", "-w", betweenNodes, "tcp and (\(distribution.map { "port \($0)" }.joined(separator: " or ")))"])
+            try await distributionDump.waitForLine(containing: "listening on", timeout: 10)
 
             let passwordFile = try directory.write("archive.password", "pw-archive\n")
             chmod(passwordFile, 0o600)
@@ -78,6 +87,12 @@ extension FleetSuites {
             #expect(sessions.first?.first == sessions.first?.last && (Int(sessions.first?.last ?? "") ?? 0) > 0, "archiver sessions (TLS, all): \(sessions)")
 
             _ = tcpdump.stop(signal: SIGINT)
+            _ = distributionDump.stop(signal: SIGINT)
+            let between = try Data(contentsOf: URL(fileURLWithPath: betweenNodes))
+            #expect(between.range(of: Data([0x17, 0x03, 0x03])) != nil, "no TLS application data between the nodes (\(between.count) bytes)")
+            for secret in [Self.marker, String(password)] {
+                #expect(between.range(of: Data(secret.utf8)) == nil, "\"\(secret)\" crossed between the nodes in clear")
+            }
             let captured = try Data(contentsOf: URL(fileURLWithPath: capture))
             // The capture holds the TLS connections: ClientHellos naming "localhost" (SNI, sent in
             // clear) and encrypted application-data records (type 0x17, version 0x0303).
@@ -86,7 +101,7 @@ extension FleetSuites {
             for secret in [Self.marker, String(password), "pw-archive", "pw-viewer", TestPostgres.archiverPassword] {
                 #expect(captured.range(of: Data(secret.utf8)) == nil, "\"\(secret)\" crossed the loopback in clear")
             }
-            print("fleet: \(captured.count) bytes captured to and from the nodes and PostgreSQL over TLS, no password or payload in clear")
+            print("fleet: \(captured.count) bytes captured to and from the nodes and PostgreSQL, \(between.count) between the nodes, all TLS, no password or payload in clear")
         }
 
         /// PostgreSQL over TCP: without TLS no pg_hba line matches; a server the fleet's CA did not

@@ -30,7 +30,7 @@ done
 openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=$1" \
   -keyout "$dir/$cert.key" -out "$dir/$cert.csr" 2>/dev/null
 openssl x509 -req -in "$dir/$cert.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" -CAcreateserial -days 825 \
-  -extfile <(printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth\n' "$san") -out "$dir/$cert.crt" 2>/dev/null
+  -extfile <(printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth,clientAuth\n' "$san") -out "$dir/$cert.crt" 2>/dev/null
 cat "$dir/$cert.key" "$dir/$cert.crt" >"$dir/$cert.pem"
 rm -f "$dir/$cert.csr"
 chmod 644 "$dir/ca.pem"
