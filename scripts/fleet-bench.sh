@@ -17,6 +17,10 @@
 #   FLEET_KEEP=1 …                             keep each size's work directory (acked.tsv, archived.tsv, logs)
 #   FLEET_CONNINFO_EXTRA="options='-c synchronous_commit=off'" …   more libpq settings for the archivers' conninfo
 #   KEEPALIVE_BIN=.build/release/keepalive …   the archiver binary (default: a release build)
+#
+# The cluster speaks plain MQTT here (cluster.sh without FLEET_TLS_DIR), unlike the fleet tests: the
+# figures in docs/fleet.md were taken so, and a TLS run is a change of what is measured (a handshake
+# per connect, records per message) not yet made.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"

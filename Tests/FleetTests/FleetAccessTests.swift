@@ -5,19 +5,19 @@ import TestKit
 /// deploy/fleet's cluster and topic rules, tried by real MQTT clients (mosquitto_pub, _sub) with
 /// each device's own account: a device publishes only under its own tree, reads only its own
 /// query topics (per date and resend by seq), cannot forge or read another device; requests and replies cross nodes with
-/// their v5 properties; a revoked account is refused.
+/// their v5 properties; a revoked account is refused. Over TLS, as every fleet test but one.
 extension FleetSuites {
     @Suite struct FleetAccessTests {
         @Test("each device reaches only its own topics, on every node") func eachDeviceReachesOnlyItsOwnTopics() async throws {
             let directory = try TemporaryDirectory("fleet-access")
             chmod(directory.path, 0o755)
-            let cluster = FleetCluster(directory: directory.file("cluster"), basePort: freeNodePorts())
+            let cluster = FleetCluster(directory: directory.file("cluster"), basePort: freeNodePorts(), tlsDirectory: try await makeFleetCA(in: directory))
             try await cluster.run { try await checkAccess(cluster) }
         }
 
         private func checkAccess(_ cluster: FleetCluster) async throws {
             for user in ["pi-a", "pi-b", "viewer", "archive"] { try await cluster.register(user, password: "secret-\(user)") }
-            func credentials(_ user: String) -> [String] { ["-u", user, "-P", "secret-\(user)"] }
+            func credentials(_ user: String) -> [String] { cluster.clientArguments(user, "secret-\(user)") }
 
             // The viewer reads everything, on node 2; pi-a publishes on node 1.
             let viewer = try await MQTTSubscriber(port: cluster.port(2), filter: "keepalive/#", extraArguments: credentials("viewer"))
@@ -75,7 +75,7 @@ extension FleetSuites {
             // A wrong password, and an account revoked with deploy/fleet/device-credentials.sh, are refused.
             let wrong = try await runCommand(
                 Tools.mosquittoPub, ["-h", "127.0.0.1", "-p", String(cluster.port(1)), "-V", "5", "-t", "keepalive/pi-a/status", "-m", "{}",
-                                     "-u", "pi-a", "-P", "guess"])
+                                     "-u", "pi-a", "-P", "guess"] + cluster.tlsArguments)
             #expect(wrong.status != 0 && wrong.output.contains("Not authorized"), "\(wrong.output)")
             let revoke = try await runCommand(
                 "\(Tools.packageRoot)/deploy/fleet/device-credentials.sh", ["revoke", "pi-b"],

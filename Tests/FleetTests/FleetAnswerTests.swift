@@ -21,7 +21,7 @@ extension FleetSuites {
         private func oneReplyPerRequest(cluster: FleetCluster, postgres: TestPostgres, directory: TemporaryDirectory) async throws {
             try await cluster.register("archive", password: "pw-archive")
             try await cluster.register("viewer", password: "pw-viewer")
-            let viewer = ["-u", "viewer", "-P", "pw-viewer"]
+            let viewer = cluster.clientArguments("viewer", "pw-viewer")
             let statuses = try await MQTTSubscriber(port: cluster.port(3), filter: "keepalive/archive/status/#", extraArguments: viewer)
             let replies = try await MQTTSubscriber(port: cluster.port(3), filter: "reply/archive/viewer/#", extraArguments: viewer)
             var archivers: [String: ArchiverProcess] = [:]

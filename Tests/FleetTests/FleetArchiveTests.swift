@@ -36,15 +36,17 @@ extension FleetSuites {
             let passwordFile = try directory.write("archive.password", "pw-archive\n")
             chmod(passwordFile, 0o600)
             let archiverA = try ArchiverProcess(
-                directory: directory.path, clientID: "archive-a", port: cluster.port(1), passwordFile: passwordFile, conninfo: postgres.conninfo)
+                directory: directory.path, clientID: "archive-a", port: cluster.port(1), passwordFile: passwordFile, conninfo: postgres.archiverConninfo,
+                cafile: cluster.caFile)
             let archiverB = try ArchiverProcess(
-                directory: directory.path, clientID: "archive-b", port: cluster.port(2), passwordFile: passwordFile, conninfo: postgres.conninfo)
+                directory: directory.path, clientID: "archive-b", port: cluster.port(2), passwordFile: passwordFile, conninfo: postgres.archiverConninfo,
+                cafile: cluster.caFile)
             defer {
                 archiverA.stop()
                 archiverB.stop()
             }
             let statuses = try await MQTTSubscriber(
-                port: cluster.port(3), filter: "keepalive/archive/status/#", extraArguments: ["-u", "viewer", "-P", "pw-viewer"])
+                port: cluster.port(3), filter: "keepalive/archive/status/#", extraArguments: cluster.clientArguments("viewer", "pw-viewer"))
             try archiverA.start()
             try archiverB.start()
             for archiver in [archiverA, archiverB] {
@@ -52,7 +54,7 @@ extension FleetSuites {
             }
 
             let acked = directory.file("acked.tsv")
-            let nodes = (1...3).map { "127.0.0.1:\(cluster.port($0))" }.joined(separator: ",")
+            let nodes = (1...3).map(cluster.address).joined(separator: ",")
             // The devices stay connected after the run, answering the archive's resend requests.
             let load = try ManagedProcess(
                 name: "fleet-load", executable: FleetPrerequisites.python,
@@ -60,7 +62,7 @@ extension FleetSuites {
                     "\(Tools.packageRoot)/deploy/fleet/fleet-load.py", "--nodes", nodes,
                     "--devices", devices.map { "\($0):pw-\($0)" }.joined(separator: ","), "--rate", "5", "--seconds", "50", "--malformed",
                     "--out", acked, "--linger", "600",
-                ])
+                ] + (cluster.caFile.map { ["--cafile", $0] } ?? []))
             defer { load.stop() }
             let clock = ContinuousClock()
             let start = clock.now

@@ -18,7 +18,7 @@ extension FleetSuites {
             let device = "pi-real"
             try await cluster.register("archive", password: "pw-archive")
             try await cluster.register("viewer", password: "pw-viewer")
-            let viewer = ["-u", "viewer", "-P", "pw-viewer"]
+            let viewer = cluster.clientArguments("viewer", "pw-viewer")
 
             // The Pi's mosquitto: the issued bridge config.
             let pi = try await FleetPi(device: device, cluster: cluster, directory: directory)

@@ -24,7 +24,7 @@ extension FleetSuites {
                 clientID: "archive-a", node: 3, cluster: cluster, postgres: postgres, directory: directory)
             defer { archiver.stop() }
             let statuses = try await MQTTSubscriber(
-                port: cluster.port(3), filter: "keepalive/archive/status/#", extraArguments: ["-u", "viewer", "-P", "pw-viewer"])
+                port: cluster.port(3), filter: "keepalive/archive/status/#", extraArguments: cluster.clientArguments("viewer", "pw-viewer"))
 
             let agent = try AgentProcess(
                 brokerPort: pi.localPort, deviceID: device, extraConfig: """

@@ -5,10 +5,11 @@ import TestKit
 /// Devices with JWTs (deploy/fleet/fleet-jwt.py, cluster.sh with FLEET_JWT_DIR): the nodes hold
 /// only the public key and no device account; a Pi bridged with the token
 /// `device-credentials.sh add` issues gets its message to the archive; another device's token, an
-/// expired one and a made-up one are refused; the readers keep their passwords.
+/// expired one and a made-up one are refused; the readers keep their passwords; a revoked device is
+/// cut off (FleetRevocationCheck).
 extension FleetSuites {
     @Suite struct FleetJWTTests {
-        @Test("a device connects with its token only; the nodes hold no device secret") func devicesWithTokens() async throws {
+        @Test("a device connects with its token only; the nodes hold no device secret; a revoked one is cut off") func devicesWithTokens() async throws {
             try await withClusterAndPostgres("fleet-jwt", jwt: true) { cluster, postgres, directory in
                 try await devicesWithTokens(cluster: cluster, postgres: postgres, directory: directory)
             }
@@ -18,7 +19,7 @@ extension FleetSuites {
             let keys = try #require(cluster.jwtDirectory)
             try await cluster.register("archive", password: "pw-archive")
             try await cluster.register("viewer", password: "pw-viewer")
-            let viewer = ["-u", "viewer", "-P", "pw-viewer"]
+            let viewer = cluster.clientArguments("viewer", "pw-viewer")
             let archiver = try await ArchiverProcess.connected(
                 clientID: "archive-jwt", node: 2, cluster: cluster, postgres: postgres, directory: directory)
             defer { archiver.stop() }
@@ -49,13 +50,20 @@ extension FleetSuites {
             ] {
                 let result = try await runCommand(
                     Tools.mosquittoPub, ["-h", "127.0.0.1", "-p", "\(cluster.port(1))", "-V", "5", "-q", "1", "-i", "pi-jwt-check",
-                                         "-u", "pi-jwt", "-P", String(password), "-t", "keepalive/pi-jwt/check", "-m", "{}"])
+                                         "-u", "pi-jwt", "-P", String(password), "-t", "keepalive/pi-jwt/check", "-m", "{}"]
+                        + cluster.tlsArguments)
                 if what == "its own token" {
                     #expect(result.status == 0, "\(what) was refused: \(result.output)")
                 } else {
                     #expect(result.status != 0, "\(what) was accepted")
                 }
             }
+
+            // Revoked: cut off on every node from the moment the command returns; another device not.
+            try await FleetRevocationCheck(cluster: cluster, postgres: postgres, directory: directory) { device in
+                try await runCommand("\(Tools.packageRoot)/deploy/fleet/fleet-jwt.py", ["token", keys, device, FleetCluster.host, "1"])
+                    .output.trimmingCharacters(in: .whitespacesAndNewlines)
+            }.run(device: "pi-jwt", other: "pi-keep")
         }
     }
 }

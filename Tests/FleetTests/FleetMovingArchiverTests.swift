@@ -30,20 +30,20 @@ extension FleetSuites {
             // The only archiver running (the other is stopped): on node 1, knowing nodes 2 and 3.
             let archiver = try ArchiverProcess(
                 directory: directory.path, clientID: "archive-a", port: cluster.port(1), passwordFile: passwordFile,
-                conninfo: postgres.conninfo, nodes: [cluster.port(2), cluster.port(3)])
+                conninfo: postgres.archiverConninfo, nodes: [cluster.port(2), cluster.port(3)], cafile: cluster.caFile)
             defer { archiver.stop() }
             try archiver.start()
             try await archiver.process?.waitForLine(containing: "MQTT connected", timeout: 20)
 
             let acked = directory.file("acked.tsv")
-            let nodes = (1...3).map { "127.0.0.1:\(cluster.port($0))" }.joined(separator: ",")
+            let nodes = (1...3).map(cluster.address).joined(separator: ",")
             let load = try ManagedProcess(
                 name: "fleet-load", executable: FleetPrerequisites.python,
                 arguments: [
                     "\(Tools.packageRoot)/deploy/fleet/fleet-load.py", "--nodes", nodes,
                     "--devices", devices.map { "\($0):pw-\($0)" }.joined(separator: ","), "--rate", "5", "--seconds", "30",
                     "--out", acked, "--linger", "600",
-                ])
+                ] + (cluster.caFile.map { ["--cafile", $0] } ?? []))
             defer { load.stop() }
             try await Wait.until(timeout: 30, "the load under way in the archive before the node dies") {
                 Int(try syncQuery(postgres, "SELECT count(*) FROM archive_messages").first?.first ?? "0") ?? 0 >= 200
@@ -51,7 +51,7 @@ extension FleetSuites {
 
             let killed = ContinuousClock.now
             try await cluster.killNode(1)
-            let elsewhere = ["127.0.0.1:\(cluster.port(2))", "127.0.0.1:\(cluster.port(3))"]
+            let elsewhere = [cluster.address(2), cluster.address(3)]
             try await Wait.until(timeout: 30, "archive-a connected to node 2 or 3:\n\(archiver.log.suffix(2000))") {
                 archiver.log.split(separator: "\n").contains { line in line.contains("MQTT connected") && elsewhere.contains { line.contains($0) } }
             }

@@ -18,7 +18,7 @@ struct FleetPi {
         let issued = directory.file("\(device)-bridge.conf")
         bridgeFile = issued
         // Over TLS the bridge names the nodes as their certificate does, and verifies it.
-        let host = cluster.tlsDirectory == nil ? "127.0.0.1" : "localhost"
+        let host = cluster.clientHost
         var environment = ["FLEET_CTL": "\(Tools.packageRoot)/deploy/fleet/cluster.sh ctl \(cluster.directory) 1"]
         if let tls = cluster.tlsDirectory { environment["FLEET_CAFILE"] = "\(tls)/ca.pem" }
         if let jwt = cluster.jwtDirectory { environment["FLEET_JWT_DIR"] = jwt }

@@ -20,20 +20,23 @@ func runCommand(
 @Suite(.serialized, .enabled(if: FleetPrerequisites.missing == nil, "\(FleetPrerequisites.missing ?? "")"))
 enum FleetSuites {}
 
+/// The fleet's CA and the nodes' certificate (deploy/fleet/fleet-ca.sh) in `directory`/tls, for
+/// the names the tests connect by; the directory, for `FleetCluster(tlsDirectory:)`.
+func makeFleetCA(in directory: TemporaryDirectory) async throws -> String {
+    let made = try await runCommand("\(Tools.packageRoot)/deploy/fleet/fleet-ca.sh", [directory.file("tls"), "localhost", FleetCluster.host])
+    guard made.status == 0 else { throw WaitTimeout(description: "fleet-ca.sh failed: \(made.output)") }
+    return directory.file("tls")
+}
+
 /// A fresh directory with a three-node cluster and a PostgreSQL in it, both up while `body`
-/// runs and stopped after it, whether it threw or not.
+/// runs and stopped after it, whether it threw or not. The nodes speak MQTT over TLS only, as
+/// on real hosts (docs/fleet.md); `tls: false` only where a test says why.
 func withClusterAndPostgres(
-    _ label: String, tls: Bool = false, jwt: Bool = false, _ body: (FleetCluster, TestPostgres, TemporaryDirectory) async throws -> Void
+    _ label: String, tls: Bool = true, jwt: Bool = false, _ body: (FleetCluster, TestPostgres, TemporaryDirectory) async throws -> Void
 ) async throws {
     let directory = try TemporaryDirectory(label)
     chmod(directory.path, 0o755)
-    var tlsDirectory: String?
-    if tls {
-        // The fleet's CA and the nodes' certificate, for the names the tests connect by.
-        let made = try await runCommand("\(Tools.packageRoot)/deploy/fleet/fleet-ca.sh", [directory.file("tls"), "localhost", FleetCluster.host])
-        guard made.status == 0 else { throw WaitTimeout(description: "fleet-ca.sh failed: \(made.output)") }
-        tlsDirectory = directory.file("tls")
-    }
+    let tlsDirectory: String? = if tls { try await makeFleetCA(in: directory) } else { nil }
     var jwtDirectory: String?
     if jwt {
         let made = try await runCommand("\(Tools.packageRoot)/deploy/fleet/fleet-jwt.py", ["keys", directory.file("jwt")])
@@ -42,7 +45,9 @@ func withClusterAndPostgres(
     }
     let cluster = FleetCluster(
         directory: directory.file("cluster"), basePort: freeNodePorts(), tlsDirectory: tlsDirectory, jwtDirectory: jwtDirectory)
-    let postgres = TestPostgres(directory: directory.file("pg"), port: Ports.free())
+    // PostgreSQL takes TCP over TLS only, whatever the MQTT hops speak; its certificate from the same CA.
+    let postgresTLS = if let tlsDirectory { tlsDirectory } else { try await makeFleetCA(in: directory) }
+    let postgres = TestPostgres(directory: directory.file("pg"), port: Ports.free(), tlsDirectory: postgresTLS)
     try await postgres.create()
     try await postgres.start()
     do {
@@ -116,6 +121,19 @@ final class FleetCluster: @unchecked Sendable {
     /// MQTT port of node `n` (1…3).
     func port(_ n: Int) -> Int { basePort + n - 1 }
 
+    /// The fleet CA's certificate, which clients verify the nodes with, when they speak TLS.
+    var caFile: String? { tlsDirectory.map { "\($0)/ca.pem" } }
+    /// The name clients connect by: over TLS the one the nodes' certificate holds, not the address.
+    var clientHost: String { tlsDirectory == nil ? "127.0.0.1" : "localhost" }
+    /// `host:port` of node `n`, as clients name it.
+    func address(_ n: Int) -> String { "\(clientHost):\(port(n))" }
+    /// Arguments for mosquitto_pub, _sub and _rr that make them reach the nodes as this cluster
+    /// needs (over TLS: its name and the CA); they come after the tools' own `-h 127.0.0.1`, and
+    /// mosquitto's clients take the last `-h`.
+    var tlsArguments: [String] { caFile.map { ["-h", clientHost, "--cafile", $0] } ?? [] }
+    /// `tlsArguments` with an account's credentials.
+    func clientArguments(_ user: String, _ password: String) -> [String] { ["-u", user, "-P", password] + tlsArguments }
+
     /// Brings the cluster up, runs `body`, and takes the cluster down whether `body` threw or not
     /// (the nodes are daemons, not children of the test: nothing else would stop them).
     func run<T>(_ body: () async throws -> T) async throws -> T {
@@ -160,53 +178,19 @@ final class FleetCluster: @unchecked Sendable {
         try await Wait.until(timeout: 10, "node \(n) (PID \(number)) to die") { kill(number, 0) != 0 }
     }
 
+    /// The TCP ports the nodes' Erlang distribution listens on (from epmd): what crosses between
+    /// the nodes goes through them.
+    func distributionPorts() async throws -> [Int] {
+        let names = try await runCommand("/usr/bin/epmd", ["-names"], environment: ["ERL_EPMD_ADDRESS": "127.0.0.1"])
+        return names.output.split(separator: "\n").compactMap { line in
+            guard line.hasPrefix("name ej"), line.contains("_\(basePort) at port ") else { return nil }
+            return line.split(separator: " ").last.flatMap { Int($0) }
+        }
+    }
+
     func startNode(_ n: Int) async throws {
         let result = try await runCommand(Self.script, ["start", directory, String(n)], timeout: 120)
         guard result.status == 0 else { throw WaitTimeout(description: "restarting node \(n) failed: \(result.output)") }
-    }
-}
-
-/// A PostgreSQL 15 cluster of its own (initdb into the test's directory, run as the user
-/// postgres, unix socket only), started and stopped by the test.
-final class TestPostgres: @unchecked Sendable {
-    let directory: String
-    let port: Int
-    private var data: String { "\(directory)/data" }
-    var conninfo: String { "host=\(directory) port=\(port) user=postgres dbname=postgres" }
-
-    init(directory: String, port: Int) {
-        self.directory = directory
-        self.port = port
-    }
-
-    private func asPostgres(_ tool: String, _ arguments: [String]) async throws -> String {
-        let result = try await runCommand("/usr/sbin/runuser", ["-u", "postgres", "--", "\(FleetPrerequisites.postgresBin)/\(tool)"] + arguments)
-        guard result.status == 0 else { throw WaitTimeout(description: "\(tool) failed: \(result.output)") }
-        return result.output
-    }
-
-    func create() async throws {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        _ = try await runCommand("/bin/chown", ["postgres", directory])
-        _ = try await asPostgres("initdb", ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync"])
-    }
-
-    func start() async throws {
-        _ = try await asPostgres("pg_ctl", [
-            "-D", data, "-o", "-p \(port) -k \(directory) -c listen_addresses=''", "-l", "\(directory)/log", "-w", "start",
-        ])
-    }
-
-    /// A fast shutdown (pg_ctl signals the postmaster by the PID in its pid file).
-    func stop() async throws {
-        _ = try await asPostgres("pg_ctl", ["-D", data, "-m", "fast", "-w", "stop"])
-    }
-
-    /// Rows of `sql`, fields split on tabs.
-    func query(_ sql: String) async throws -> [[String]] {
-        let result = try await runCommand("/usr/bin/psql", [conninfo, "-At", "-F", "\t", "-c", sql])
-        guard result.status == 0 else { throw WaitTimeout(description: "psql failed: \(result.output)") }
-        return result.output.split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
     }
 }
 
@@ -252,14 +236,15 @@ final class ArchiverProcess: @unchecked Sendable {
     }
 
     /// An archiver on node `node` with the `archive` account (password `pw-archive`), started and
-    /// connected.
+    /// connected (over TLS when the cluster speaks it).
     static func connected(clientID: String, node: Int, cluster: FleetCluster, postgres: TestPostgres, directory: TemporaryDirectory) async throws
         -> ArchiverProcess
     {
         let passwordFile = try directory.write("archive.password", "pw-archive\n")
         chmod(passwordFile, 0o600)
         let archiver = try ArchiverProcess(
-            directory: directory.path, clientID: clientID, port: cluster.port(node), passwordFile: passwordFile, conninfo: postgres.conninfo)
+            directory: directory.path, clientID: clientID, port: cluster.port(node), passwordFile: passwordFile,
+            conninfo: postgres.archiverConninfo, cafile: cluster.caFile)
         try archiver.start()
         try await archiver.process?.waitForLine(containing: "MQTT connected", timeout: 20)
         return archiver

@@ -5,8 +5,10 @@ import TestKit
 /// The cluster over TLS (deploy/fleet/fleet-ca.sh, cluster.sh with FLEET_TLS_DIR): a plain MQTT
 /// connection to a node is refused, a client holding another CA does not connect, a Pi's bridge
 /// (the issued config with `bridge_cafile`) and an archiver verify the nodes' certificate and
-/// carry a device message into PostgreSQL; tcpdump on the loopback, as a user would run it, sees
-/// neither that message nor any password in clear.
+/// carry a device message into PostgreSQL; PostgreSQL refuses TCP without TLS and an unverified
+/// server, the archiver's connections are all TLS with a SCRAM password; tcpdump on the loopback,
+/// as a user would run it, sees neither that message nor any password in clear, to the nodes or
+/// to PostgreSQL, nor between the nodes (their Erlang distribution runs over TLS).
 extension FleetSuites {
     @Suite struct FleetTLSTests {
         static let marker = "cleartext-marker-48"
@@ -35,19 +37,30 @@ extension FleetSuites {
                     + viewer)
             #expect(wrongCA.status != 0, "a client with another CA connected: \(wrongCA.output)")
 
-            // From here on, everything that crosses the loopback to the nodes is captured.
+            try await postgresRefusesPlain(postgres, wrongCA: "\(wrong)/ca.pem")
+
+            // From here on, everything that crosses the loopback to the nodes and PostgreSQL is captured.
             let capture = directory.file("nodes.pcap")
-            let ports = (1...3).map { "port \(cluster.port($0))" }.joined(separator: " or ")
+            let ports = ((1...3).map { "port \(cluster.port($0))" } + ["port \(postgres.port)"]).joined(separator: " or ")
             let tcpdump = try ManagedProcess(
                 name: "tcpdump", executable: "/usr/bin/tcpdump",
                 arguments: ["-i", "lo", "-U", "-w", capture, "tcp and (\(ports))"])
             try await tcpdump.waitForLine(containing: "listening on", timeout: 10)
+            // Between the nodes: their Erlang distribution, where a message published on one node
+            // travels to the subscribers on the others.
+            let distribution = try await cluster.distributionPorts()
+            try #require(distribution.count == 3, "the nodes' distribution ports from epmd: \(distribution)")
+            let betweenNodes = directory.file("distribution.pcap")
+            let distributionDump = try ManagedProcess(
+                name: "tcpdump distribution", executable: "/usr/bin/tcpdump",
+                arguments: ["-i", "lo", "-U", "-w", betweenNodes, "tcp and (\(distribution.map { "port \($0)" }.joined(separator: " or ")))"])
+            try await distributionDump.waitForLine(containing: "listening on", timeout: 10)
 
             let passwordFile = try directory.write("archive.password", "pw-archive\n")
             chmod(passwordFile, 0o600)
             let archiver = try ArchiverProcess(
                 directory: directory.path, clientID: "archive-tls", port: cluster.port(2), passwordFile: passwordFile,
-                conninfo: postgres.conninfo, cafile: "\(tls)/ca.pem")
+                conninfo: postgres.archiverConninfo, cafile: "\(tls)/ca.pem")
             defer { archiver.stop() }
             try archiver.start()
             try await archiver.process?.waitForLine(containing: "MQTT connected", timeout: 20)
@@ -67,16 +80,46 @@ extension FleetSuites {
                     .first?.first == "1"
             }
 
+            // Every connection of the archive's role (writer, answering lock) is TLS.
+            let sessions = try await postgres.query("""
+                SELECT count(*) FILTER (WHERE s.ssl), count(*) FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid) WHERE a.usename = 'keepalive'
+                """)
+            #expect(sessions.first?.first == sessions.first?.last && (Int(sessions.first?.last ?? "") ?? 0) > 0, "archiver sessions (TLS, all): \(sessions)")
+
             _ = tcpdump.stop(signal: SIGINT)
+            _ = distributionDump.stop(signal: SIGINT)
+            let between = try Data(contentsOf: URL(fileURLWithPath: betweenNodes))
+            #expect(between.range(of: Data([0x17, 0x03, 0x03])) != nil, "no TLS application data between the nodes (\(between.count) bytes)")
+            for secret in [Self.marker, String(password)] {
+                #expect(between.range(of: Data(secret.utf8)) == nil, "\"\(secret)\" crossed between the nodes in clear")
+            }
             let captured = try Data(contentsOf: URL(fileURLWithPath: capture))
             // The capture holds the TLS connections: ClientHellos naming "localhost" (SNI, sent in
             // clear) and encrypted application-data records (type 0x17, version 0x0303).
             #expect(captured.range(of: Data("localhost".utf8)) != nil, "no TLS handshake captured (\(captured.count) bytes)")
             #expect(captured.range(of: Data([0x17, 0x03, 0x03])) != nil, "no TLS application data captured (\(captured.count) bytes)")
-            for secret in [Self.marker, String(password), "pw-archive", "pw-viewer"] {
+            for secret in [Self.marker, String(password), "pw-archive", "pw-viewer", TestPostgres.archiverPassword] {
                 #expect(captured.range(of: Data(secret.utf8)) == nil, "\"\(secret)\" crossed the loopback in clear")
             }
-            print("fleet: \(captured.count) bytes captured to and from the nodes over TLS, no password or payload in clear")
+            print("fleet: \(captured.count) bytes captured to and from the nodes and PostgreSQL, \(between.count) between the nodes, all TLS, no password or payload in clear")
+        }
+
+        /// PostgreSQL over TCP: without TLS no pg_hba line matches; a server the fleet's CA did not
+        /// sign is not trusted (`verify-full`); a wrong password is refused; the archivers' own
+        /// settings connect, over TLS.
+        private func postgresRefusesPlain(_ postgres: TestPostgres, wrongCA: String) async throws {
+            let archiver = postgres.archiverConninfo
+            func psql(_ conninfo: String) async throws -> (status: Int32, output: String) {
+                try await runCommand("/usr/bin/psql", [conninfo, "-At", "-c", "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()"])
+            }
+            let good = try await psql(archiver)
+            #expect(good.status == 0 && good.output.hasPrefix("t"), "the archivers' conninfo over TLS: \(good.output)")
+            let plain = try await psql(archiver.replacingOccurrences(of: "sslmode=verify-full", with: "sslmode=disable"))
+            #expect(plain.status != 0 && plain.output.contains("no encryption"), "a plain TCP connection to PostgreSQL: \(plain.output)")
+            let wrongCAfile = try await psql(archiver.replacingOccurrences(of: "sslrootcert=\(postgres.tlsDirectory ?? "")/ca.pem", with: "sslrootcert=\(wrongCA)"))
+            #expect(wrongCAfile.status != 0 && wrongCAfile.output.contains("certificate verify failed"), "another CA: \(wrongCAfile.output)")
+            let wrongPassword = try await psql(archiver.replacingOccurrences(of: "passfile=\(postgres.directory)/archiver.pgpass", with: "password=guess"))
+            #expect(wrongPassword.status != 0 && wrongPassword.output.contains("password authentication failed"), "a wrong password: \(wrongPassword.output)")
         }
     }
 }

@@ -13,7 +13,9 @@
 # FLEET_JWT_DIR=DIR (made by deploy/fleet/fleet-jwt.py keys DIR): devices authenticate with a token
 # (fleet-jwt.py token), checked against DIR/jwt-public.jwk; the nodes store no device secret.
 # FLEET_TLS_DIR=DIR (made by deploy/fleet/fleet-ca.sh DIR localhost …): the nodes speak MQTT over
-# TLS only, with DIR/node.pem; clients verify it with DIR/ca.pem and connect to "localhost".
+# TLS only, with DIR/node.pem; clients verify it with DIR/ca.pem and connect to "localhost". The
+# nodes' Erlang distribution (and ejabberdctl's) then runs over TLS too (-proto_dist inet_tls), each
+# side presenting node.pem and verifying the other's with ca.pem.
 # Nodes start one at a time: a node must be up before the next joins.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -58,11 +60,20 @@ case "$cmd" in
   up)
     port="${1:?cluster.sh up DIR PORT}"
     echo "$port" >"$dir/port"
-    tls=false; certfiles=""
+    tls=false; certfiles=""; dist=""
     if [ -n "${FLEET_TLS_DIR:-}" ]; then
       [ -f "$FLEET_TLS_DIR/node.pem" ] || die "no $FLEET_TLS_DIR/node.pem (deploy/fleet/fleet-ca.sh makes it)"
       mkdir -p "$dir/tls"; cp "$FLEET_TLS_DIR/node.pem" "$dir/tls/node.pem"; chmod 600 "$dir/tls/node.pem"
       tls=true; certfiles="\"$dir/tls/node.pem\""
+      cp "$FLEET_TLS_DIR/ca.pem" "$dir/tls/ca.pem"
+      # Distribution over TLS, mutually verified: a node (or control node) without a certificate
+      # from the fleet's CA cannot join, and nothing between the nodes travels in clear.
+      printf '%s\n' \
+        "[{server, [{certfile, \"$dir/tls/node.pem\"}, {cacertfile, \"$dir/tls/ca.pem\"}, {verify, verify_peer}," \
+        "           {fail_if_no_peer_cert, true}, {secure_renegotiate, true}]}," \
+        " {client, [{certfile, \"$dir/tls/node.pem\"}, {cacertfile, \"$dir/tls/ca.pem\"}, {verify, verify_peer}," \
+        "           {secure_renegotiate, true}]}]." >"$dir/tls/ssl_dist.conf"
+      dist=" -proto_dist inet_tls -ssl_dist_optfile $dir/tls/ssl_dist.conf"
     fi
     auth="auth_method: internal"
     if [ -n "${FLEET_JWT_DIR:-}" ]; then
@@ -77,6 +88,7 @@ case "$cmd" in
         -e "s|^auth_password_format: plain|auth_password_format: $PASSWORD_FORMAT|" -e "s|@TLS@|$tls|g" -e "s|@CERTFILES@|$certfiles|g" -e "s|^auth_method: internal|$auth|" \
         "$here/ejabberd.yml.in" >"$d/ejabberd.yml"
       sed -e "s|@NODE_NAME@|$(node_name "$n")|g" -e "s|@NODE_IP@|$NODE_IP|g" -e "s|@DIR@|$d|g" -e "s|@ERL@|$dir/erl|g" \
+        -e "s|^\(ERL_OPTIONS=\".*\)\"$|\1$dist\"|" \
         "$here/ejabberdctl.cfg.in" >"$d/ejabberdctl.cfg"
       cp /etc/ejabberd/inetrc "$d/inetrc"
     done
@@ -96,6 +108,9 @@ case "$cmd" in
       ctl "$n" join_cluster "$(node_name 1)" >/dev/null
       wait_started "$n"
     done
+    # The (empty) group of revoked devices, which the topic rules consult on every publish and
+    # subscribe: ejabberd 23.01 fails the session's check if the group does not exist.
+    ctl 1 srg_create revoked "$HOST" revoked "Revoked devices" "" >/dev/null
     ctl 1 list_cluster
     ;;
   down)

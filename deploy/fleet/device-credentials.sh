@@ -4,8 +4,12 @@
 #   device-credentials.sh add DEVICE NODE1 NODE2 [OUT]   account DEVICE with a fresh password; writes
 #                                                         the Pi's bridge config (pi-bridge.conf.in
 #                                                         filled in) to OUT, default DEVICE-bridge.conf
-#   device-credentials.sh revoke DEVICE                  removes the account: its next connect is refused
+#   device-credentials.sh revoke DEVICE                  puts DEVICE in the group "revoked" (every node refuses
+#                                                         its next publish or subscribe, also on a connection
+#                                                         it holds, whatever its credential) and removes its
+#                                                         account if it has one (its next login is refused)
 #   device-credentials.sh list                           the accounts
+#   device-credentials.sh revoked                        the revoked devices
 #
 # NODE1/NODE2 are host:port of two cluster nodes. The account name is the device id
 # ([device] id in the agent's config.toml): the topic rules let it publish only under
@@ -42,6 +46,8 @@ case "${1:-}" in
       password="$(head -c 24 /dev/urandom | base64 | tr -d '/+=' | head -c 32)"
       "${CTL[@]}" register "$device" "$HOST" "$password" >/dev/null || die "could not register $device (already there? revoke it first)"
     fi
+    # Issued again after a revocation: no longer in the group "revoked".
+    "${CTL[@]}" srg_user_del "$device" "$HOST" revoked "$HOST" >/dev/null 2>&1 || true
     umask 077
     sed -e "s|@DEVICE@|$device|g" -e "s|@PASSWORD@|$password|g" -e "s|@NODE1@|$node1|g" -e "s|@NODE2@|$node2|g" \
       "$here/pi-bridge.conf.in" >"$out"
@@ -60,13 +66,24 @@ case "${1:-}" in
     ;;
   revoke)
     device="${2:?revoke DEVICE}"
-    # A token cannot be withdrawn from the nodes: it works until its exp (FLEET_JWT_DAYS).
-    [ -z "${FLEET_JWT_DIR:-}" ] || die "JWT devices have no account to remove: $device's token works until it expires; to cut every token at once, make new keys (fleet-jwt.py keys), put the new jwt-public.jwk on the nodes and issue new tokens (docs/fleet.md)"
-    "${CTL[@]}" unregister "$device" "$HOST" >/dev/null || die "no account $device"
-    echo "revoked $device (a connection it holds now ends at its next reconnect; see docs/fleet.md)"
+    valid_device "$device"
+    # ejabberd 23.01 has no deny list for tokens and cannot end one MQTT session: the topic rules
+    # (ejabberd.yml.in, not_revoked) refuse every publish and subscribe of the group's members on
+    # every node from the moment this returns (Mnesia, replicated; no reload). A token stays
+    # valid for login until its exp, but the device can do nothing with it.
+    "${CTL[@]}" srg_list "$HOST" 2>/dev/null | grep -qx revoked \
+      || "${CTL[@]}" srg_create revoked "$HOST" revoked "Revoked devices" "" >/dev/null || die "could not create the group revoked"
+    "${CTL[@]}" srg_user_add "$device" "$HOST" revoked "$HOST" >/dev/null || die "could not revoke $device"
+    if [ -z "${FLEET_JWT_DIR:-}" ]; then
+      "${CTL[@]}" unregister "$device" "$HOST" >/dev/null || die "no account $device (revoked anyway)"
+    fi
+    echo "revoked $device (refused from its next publish on, on every node)"
+    ;;
+  revoked)
+    "${CTL[@]}" srg_get_members revoked "$HOST" 2>/dev/null | sed 's/@.*//' || true
     ;;
   list)
     "${CTL[@]}" registered_users "$HOST"
     ;;
-  *) die "usage: device-credentials.sh add|service|revoke|list …" ;;
+  *) die "usage: device-credentials.sh add|service|revoke|revoked|list …" ;;
 esac

@@ -9,6 +9,7 @@ is lost it connects to the next node (after a random 0.5-2 s, as a bridge's back
 the unacknowledged message again with the same seq.
 
   fleet-load.py --nodes 127.0.0.1:1883,127.0.0.1:1884 --devices d1:pw1,d2:pw2 --rate 5 --seconds 60 --out acked.tsv
+  fleet-load.py --cafile ca.pem --nodes localhost:8883,… …     the same over TLS (names as in the nodes' certificate)
 
 Writes one line per acknowledged message, "device<TAB>seq<TAB>sent_unix_ms", and a summary on stderr
 (with CONNECT-to-CONNACK and publish-to-PUBACK times, p50/p99 in ms).
@@ -102,6 +103,10 @@ class Device:
         host, port = self.nodes[self.node_index % len(self.nodes)]
         client = mqtt.Client(client_id=f"{self.name}-load", protocol=mqtt.MQTTv5)
         client.username_pw_set(self.name, self.password)
+        if self.args.cafile:
+            # The nodes' certificate verified with the fleet's CA, host name checked (paho's default).
+            # paho does the handshake inside connect(), blocking this loop for its length (~ms here).
+            client.tls_set(ca_certs=self.args.cafile)
         client.max_inflight_messages_set(20)
         client.on_connect = self.on_connect
         client.on_disconnect = self.on_disconnect
@@ -287,6 +292,7 @@ def main():
     parser.add_argument("--connect-timeout", type=float, default=15, help="seconds to wait for a CONNACK before the next node")
     parser.add_argument("--ack-timeout", type=float, default=30, help="seconds to wait for a PUBACK before the next node")
     parser.add_argument("--start-seq", type=int, default=1)
+    parser.add_argument("--cafile", help="MQTT over TLS, the nodes verified with this CA (fleet-ca.sh's ca.pem)")
     parser.add_argument("--malformed", action="store_true", help="each device also sends two messages the archive must reject")
     parser.add_argument("--out", required=True)
     parser.add_argument("--linger", type=float, default=0,
