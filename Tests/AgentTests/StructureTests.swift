@@ -2,9 +2,9 @@ import Foundation
 import Testing
 import TestKit
 
-/// The layout rules of docs/design.md, held: no folder of Sources/Agent uses one that uses it
-/// back, the graph in design.md is the one the script makes today, every file design.md cites
-/// exists, and no source file outgrows 400 lines.
+/// The layout rules of docs/design.md, held: its module tree is Package.swift's targets, no
+/// folder of Sources/Agent uses one that uses it back, the graph in design.md is the one the
+/// script makes today, every file design.md cites exists, and no source file outgrows 400 lines.
 @Suite("Code structure")
 struct StructureTests {
     @Test("no folder cycle inside Agent")
@@ -46,6 +46,41 @@ struct StructureTests {
         let missing = try DesignCitations(root: Tools.packageRoot, document: document).missing()
         #expect(missing.map(\.description) == [
             "line 2: Sources/Nowhere.swift", "line 2: GPS/Gone.swift", "line 2: Vanished.swift", "line 3: docs/nowhere.md",
+        ])
+    }
+
+    @Test("docs/design.md's module tree names every target of Package.swift with what it uses, and nothing else")
+    func moduleTreeIsPackage() async throws {
+        let root = Tools.packageRoot
+        let tree = try DesignModuleTree(document: String(contentsOfFile: "\(root)/docs/design.md", encoding: .utf8))
+        let package = try await PackageTargets.load(root: root)
+        // An empty manifest would agree with an empty tree: both must hold the package's core.
+        #expect(package["Agent"]?.contains("Store") == true, "dump-package gave \(package)")
+        let differences = tree.differences(from: package)
+        #expect(differences.isEmpty, "docs/design.md's module tree differs from Package.swift; fix the tree:\n\(differences.joined(separator: "\n"))")
+    }
+
+    @Test("the module tree's reading: entries, continued lines, several names, `nothing`, data folders")
+    func moduleTreeReading() throws {
+        let document = """
+            ```
+            Sources/
+              CA, CB       C headers; uses: nothing
+              Core/        the core, described
+                           at length; uses: CA, Logging
+            Benchmarks/    a package of its own; uses: Core
+            Tests/
+              Fixtures/    not a target: data
+              CoreTests    uses: Core
+            ```
+            """
+        let tree = try DesignModuleTree(document: document)
+        #expect(tree.uses == ["CA": [], "CB": [], "Core": ["CA", "Logging"], "CoreTests": ["Core"]])
+        let package: [String: Set<String>] = ["CA": [], "Core": ["CA"], "CoreTests": ["Core"], "Extra": []]
+        #expect(tree.differences(from: package) == [
+            "Extra: a target of Package.swift, missing from the tree",
+            "CB: in the tree, not a target of Package.swift",
+            "Core: the tree says uses: CA, Logging; Package.swift says CA",
         ])
     }
 
