@@ -84,6 +84,23 @@ struct StructureTests {
         ])
     }
 
+    @Test("no type under Tests/ opts out of the compiler's Sendable check or locks by hand: state is in a Mutex, as in Sources")
+    func testsUseMutex() throws {
+        // Spelled in two halves so that this file does not name them itself.
+        let forbidden = ["@unchecked" + " Sendable", "NS" + "Lock", "NS" + "Condition"]
+        var found: [String] = []
+        let base = "\(Tools.packageRoot)/Tests"
+        guard let files = FileManager.default.enumerator(atPath: base) else { return }
+        for case let file as String in files where file.hasSuffix(".swift") {
+            let text = try String(contentsOfFile: "\(base)/\(file)", encoding: .utf8)
+            for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+            where forbidden.contains(where: line.contains) {
+                found.append("Tests/\(file):\(index + 1): \(line.trimmingCharacters(in: .whitespaces))")
+            }
+        }
+        #expect(found.isEmpty, "keep shared state in a Synchronization.Mutex (docs/design.md, \"Threads and ownership\"):\n\(found.joined(separator: "\n"))")
+    }
+
     @Test("no source file over 400 lines")
     func fileSizes() throws {
         var long: [String] = []
