@@ -29,7 +29,11 @@ public final class GPSFake: Sendable {
     /// Stops gpsfake and its gpsd, and returns once the port is free again.
     public func stop() {
         // Once only: a later call (deinit) must not kill a new gpsd that took over the port.
-        guard !stopped.withLock({ stopped in defer { stopped = true }; return stopped }) else { return }
+        let first = stopped.withLock { stopped in
+            defer { stopped = true }
+            return !stopped
+        }
+        guard first else { return }
         process.stop(signal: SIGTERM, timeout: 10)
         // gpsfake's gpsd: whoever still listens on our port after gpsfake exits.
         let leftovers = Self.pids(listeningOn: port)
