@@ -9,8 +9,25 @@ import Supervision
 /// committed together with the data it reports, or after it when the data went to the ingest
 /// journal — never before it.
 ///
-/// This file holds its state and opening; each concern is an extension of its own:
-/// Store+Integrity, +Ingest, +Journal, +Outbox, +Published, +HeldMessages, +Reads, +Steps, +Retention, +File.
+/// This file holds its state and opening; each concern is an extension in a file of its own
+/// (StoreOverviewTests fails when one is missing here):
+/// - Store+Integrity: a damaged file found at start or in the background, moved aside.
+/// - Store+File: the path no longer naming the open file (deleted, replaced), and reopening.
+/// - Store+CarryOverWorkouts: workouts, shoes and credits carried into a replaced file.
+/// - Store+Ingest: sensor data in, one journal slot or one transaction per write.
+/// - Store+Journal: the ingest journal's windows folded into the tables.
+/// - Store+Outbox: the durable outbox and its `seq` counter.
+/// - Store+Published: acknowledged messages kept for resend requests.
+/// - Store+HeldMessages: messages the file could not take, queued by the next write that can.
+/// - Store+Reads: reading on the writer connection (the queries are SQLiteConnection+Reads').
+/// - Store+Steps: step records.
+/// - Store+Workouts, Store+Gear: workouts, and the shoes they are credited to.
+/// - Store+DayFolds, Store+SleepEpochs, Store+SleepNights: day folds, sleep epochs and nights kept.
+/// - Store+Retention: raw rows pruned oldest first to keep the file within its disk.
+///
+/// Readers have a connection of their own: StoreReader (read-only, for queries and the command
+/// line while the agent runs), StoreReader+JSON (SQLite's `json_valid`), StoreReader+Published
+/// (a range of seqs for a resend request).
 public actor Store {
     public nonisolated let path: String
     /// Set when the file was found damaged at start and moved aside to this path.

@@ -1,6 +1,7 @@
 import Bus
 import Foundation
 import Logging
+import Synchronization
 import Testing
 import TestKit
 
@@ -15,11 +16,10 @@ import TestKit
 @Suite("Outbox acknowledgements")
 struct OutboxAcknowledgementTests {
     /// The client's PUBACKs as they arrive, handed to the drain when the test says.
-    final class Acknowledgements: @unchecked Sendable {
-        private let lock = NSLock()
-        private var events: [(session: UInt64, mid: Int32, reasonCode: Int32)] = []
-        func append(_ event: (session: UInt64, mid: Int32, reasonCode: Int32)) { lock.withLock { events.append(event) } }
-        var all: [(session: UInt64, mid: Int32, reasonCode: Int32)] { lock.withLock { events } }
+    final class Acknowledgements: Sendable {
+        private let events = Mutex<[(session: UInt64, mid: Int32, reasonCode: Int32)]>([])
+        func append(_ event: (session: UInt64, mid: Int32, reasonCode: Int32)) { events.withLock { $0.append(event) } }
+        var all: [(session: UInt64, mid: Int32, reasonCode: Int32)] { events.withLock { $0 } }
     }
 
     @Test("PUBACKs handled while a flush waits for the store leave the outbox with the next flush")

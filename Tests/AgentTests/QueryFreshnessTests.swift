@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 import Testing
 import TestKit
 
@@ -324,10 +325,9 @@ struct StoredCounts {
 }
 
 /// An MQTT v5 requester on its own connection: request/response with correlation data.
-final class Requester: @unchecked Sendable {
+final class Requester: Sendable {
     private let client: MQTTClient
-    private let lock = NSLock()
-    private var replies: [[UInt8]: MQTTIncomingMessage] = [:]
+    private let replies = Mutex<[[UInt8]: MQTTIncomingMessage]>([:])
     static let replyTopic = "reply/freshness"
 
     init(port: Int) {
@@ -335,7 +335,7 @@ final class Requester: @unchecked Sendable {
             options: MQTTClientOptions(host: "127.0.0.1", port: port, clientID: "freshness-requester"), logger: Logger(label: "test"))
         client.handleOnNetworkThread(Self.replyTopic) { [self] message in
             guard let correlation = message.properties.correlationData else { return }
-            lock.withLock { replies[correlation] = message }
+            replies.withLock { $0[correlation] = message }
         }
         client.start()
     }
@@ -348,7 +348,7 @@ final class Requester: @unchecked Sendable {
             properties: MQTTProperties(responseTopic: Self.replyTopic, correlationData: correlation)))
         var reply: MQTTIncomingMessage?
         try await Wait.until(timeout: timeout, "the reply to request \(round) (\(date))") {
-            reply = lock.withLock { replies.removeValue(forKey: correlation) }
+            reply = replies.withLock { $0.removeValue(forKey: correlation) }
             return reply != nil
         }
         guard let reply else { throw WaitTimeout(description: "no reply to request \(round)") }

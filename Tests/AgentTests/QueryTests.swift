@@ -2,6 +2,7 @@ import Foundation
 import FoundationXML
 import Logging
 import SensorBridge
+import Synchronization
 import Testing
 import TestKit
 
@@ -113,18 +114,16 @@ struct QueryTests {
 }
 
 /// Messages a client received, collected from its event stream.
-final class MessageLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var received: [MQTTIncomingMessage] = []
-    private var task: Task<Void, Never>?
+final class MessageLog: Sendable {
+    private let received = Mutex<[MQTTIncomingMessage]>([])
 
     init(_ client: MQTTClient) {
-        task = Task { [weak self] in
+        Task { [weak self] in
             for await event in client.events {
-                if case .message(let message) = event { self?.lock.withLock { self?.received.append(message) } }
+                if case .message(let message) = event { self?.received.withLock { $0.append(message) } }
             }
         }
     }
 
-    var messages: [MQTTIncomingMessage] { lock.withLock { received } }
+    var messages: [MQTTIncomingMessage] { received.withLock { $0 } }
 }

@@ -1,6 +1,7 @@
 import Bus
 import Foundation
 import Logging
+import Synchronization
 import Testing
 import TestKit
 
@@ -15,26 +16,27 @@ struct ServicesInProcessTests {
     /// The kernel's clock as the test sets it by hand; synchronised. `set` moves the time of day
     /// and monotonic time together (time really passed); `step` moves only the time of day (NTP
     /// or chrony setting the clock).
-    final class ManualKernel: KernelTime, @unchecked Sendable {
-        private let lock = NSLock()
-        private var current: Date
-        private var monotonic: Duration = .zero
-        private var synchronised: Bool
-        init(_ start: Date, synchronised: Bool = true) {
-            current = start
-            self.synchronised = synchronised
+    final class ManualKernel: KernelTime, Sendable {
+        private struct State {
+            var current: Date
+            var monotonic: Duration = .zero
+            var synchronised: Bool
         }
-        func now() -> Date { lock.withLock { current } }
-        func isSynchronised() -> Bool { lock.withLock { synchronised } }
-        func uptime() -> Duration { lock.withLock { monotonic } }
+        private let state: Mutex<State>
+        init(_ start: Date, synchronised: Bool = true) {
+            state = Mutex(State(current: start, synchronised: synchronised))
+        }
+        func now() -> Date { state.withLock { $0.current } }
+        func isSynchronised() -> Bool { state.withLock { $0.synchronised } }
+        func uptime() -> Duration { state.withLock { $0.monotonic } }
         func set(_ date: Date) {
-            lock.withLock {
-                monotonic += .milliseconds(Int64((date.timeIntervalSince(current) * 1000).rounded()))
-                current = date
+            state.withLock { state in
+                state.monotonic += .milliseconds(Int64((date.timeIntervalSince(state.current) * 1000).rounded()))
+                state.current = date
             }
         }
-        func step(to date: Date) { lock.withLock { current = date } }
-        func setSynchronised(_ value: Bool) { lock.withLock { synchronised = value } }
+        func step(to date: Date) { state.withLock { $0.current = date } }
+        func setSynchronised(_ value: Bool) { state.withLock { $0.synchronised = value } }
     }
 
     /// An agent clock on a kernel clock the test moves by hand.

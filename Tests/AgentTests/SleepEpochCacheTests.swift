@@ -1,5 +1,6 @@
 import Foundation
 import SensorBridge
+import Synchronization
 import Testing
 import TestKit
 
@@ -190,9 +191,8 @@ struct SleepEpochCacheTests {
     }
 }
 
-private final class LockedEpochs: @unchecked Sendable {
-    private let lock = NSLock()
-    private var total = 0
-    func add(_ count: Int) { lock.withLock { total += count } }
-    var count: Int { lock.withLock { total } }
+private final class LockedEpochs: Sendable {
+    private let total = Mutex(0)
+    func add(_ count: Int) { total.withLock { $0 += count } }
+    var count: Int { total.withLock { $0 } }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 import Testing
 import TestKit
 
@@ -15,18 +16,16 @@ struct MQTTClientTests {
     }
 
     /// Collects a client's events on a task; `next` waits for one matching a predicate.
-    final class EventLog: @unchecked Sendable {
-        private let lock = NSLock()
-        private var events: [MQTTEvent] = []
-        private var task: Task<Void, Never>?
+    final class EventLog: Sendable {
+        private let events = Mutex<[MQTTEvent]>([])
 
         init(_ client: MQTTClient) {
-            task = Task { [weak self] in
-                for await event in client.events { self?.lock.withLock { self?.events.append(event) } }
+            Task { [weak self] in
+                for await event in client.events { self?.events.withLock { $0.append(event) } }
             }
         }
 
-        var all: [MQTTEvent] { lock.withLock { events } }
+        var all: [MQTTEvent] { events.withLock { $0 } }
 
         func waitFor(_ what: String, timeout: Double = 10, _ predicate: @escaping (MQTTEvent) -> Bool) async throws -> MQTTEvent {
             var found: MQTTEvent?

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TestKit
 
@@ -101,7 +102,7 @@ enum FleetPrerequisites {
 }
 
 /// A three-node ejabberd cluster from deploy/fleet/cluster.sh, in a directory of its own.
-final class FleetCluster: @unchecked Sendable {
+final class FleetCluster: Sendable {
     let directory: String
     let basePort: Int
     /// deploy/fleet/fleet-ca.sh's directory when the nodes speak MQTT over TLS only.
@@ -195,10 +196,11 @@ final class FleetCluster: @unchecked Sendable {
 }
 
 /// `keepalive archive` as a process: its own config, client id and node.
-final class ArchiverProcess: @unchecked Sendable {
+final class ArchiverProcess: Sendable {
     let configPath: String
     let clientID: String
-    private(set) var process: ManagedProcess?
+    private let running = Mutex<ManagedProcess?>(nil)
+    var process: ManagedProcess? { running.withLock { $0 } }
 
     /// `nodes`: the ports of the cluster's other nodes, `[archive] nodes`; `cafile`: MQTT over TLS
     /// to "localhost", verified with that CA.
@@ -232,7 +234,8 @@ final class ArchiverProcess: @unchecked Sendable {
     }
 
     func start() throws {
-        process = try ManagedProcess(name: clientID, executable: Tools.agent, arguments: ["archive", "--config", configPath])
+        let process = try ManagedProcess(name: clientID, executable: Tools.agent, arguments: ["archive", "--config", configPath])
+        running.withLock { $0 = process }
     }
 
     /// An archiver on node `node` with the `archive` account (password `pw-archive`), started and

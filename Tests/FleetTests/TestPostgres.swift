@@ -7,7 +7,7 @@ import TestKit
 /// only, with SCRAM passwords (pg_hba: `hostssl … scram-sha-256`, no `host` line, no trust for
 /// TCP), as docs/fleet.md sets it up on a host, and the archivers connect that way
 /// (`archiverConninfo`: the role `keepalive`, owner of the database `keepalive`).
-final class TestPostgres: @unchecked Sendable {
+final class TestPostgres: Sendable {
     let directory: String
     let port: Int
     let tlsDirectory: String?

@@ -1,12 +1,14 @@
 import Foundation
+import Synchronization
 
 /// The built `keepalive` binary running `run` against a generated configuration.
-public final class AgentProcess: @unchecked Sendable {
+public final class AgentProcess: Sendable {
     public let directory: TemporaryDirectory
     public let configPath: String
     public let storePath: String
     public let deviceID: String
-    public private(set) var process: ManagedProcess?
+    private let running = Mutex<ManagedProcess?>(nil)
+    public var process: ManagedProcess? { running.withLock { $0 } }
 
     /// `config` is TOML appended after the generated `[device]`, `[mqtt]` and `[store]` basics;
     /// sections it names again replace nothing, so pass whole extra sections only.
@@ -51,21 +53,22 @@ public final class AgentProcess: @unchecked Sendable {
     }
 
     public func start() throws {
-        process = try ManagedProcess(
+        let process = try ManagedProcess(
             name: "keepalive", executable: Tools.agent, arguments: ["run", "--config", configPath, "--log-level", "debug"],
             environment: environment)
+        running.withLock { $0 = process }
     }
 
     /// Clean stop (SIGTERM); returns the exit status.
     @discardableResult
     public func stop() -> Int32? {
-        defer { process = nil }
+        defer { running.withLock { $0 = nil } }
         return process?.stop(signal: SIGTERM, timeout: 15)
     }
 
     public func kill9() {
         process?.kill9()
-        process = nil
+        running.withLock { $0 = nil }
     }
 
     public var log: String { process?.text ?? "" }

@@ -1,13 +1,14 @@
 import Foundation
+import Synchronization
 
 /// gpsd fed by gpsfake from a receiver capture, on a free port.
 ///
 /// gpsfake runs its own gpsd; it is stopped with SIGTERM (a SIGKILL would orphan that gpsd).
-public final class GPSFake: @unchecked Sendable {
+public final class GPSFake: Sendable {
     public let port: Int
     public let process: ManagedProcess
     private let directory: TemporaryDirectory
-    private var stopped = false
+    private let stopped = Mutex(false)
 
     /// `cycle`: seconds between sentences. `once`: play the log once (then gpsd stays up for
     /// `linger` seconds with no data) instead of looping it.
@@ -28,8 +29,11 @@ public final class GPSFake: @unchecked Sendable {
     /// Stops gpsfake and its gpsd, and returns once the port is free again.
     public func stop() {
         // Once only: a later call (deinit) must not kill a new gpsd that took over the port.
-        guard !stopped else { return }
-        stopped = true
+        let first = stopped.withLock { stopped in
+            defer { stopped = true }
+            return !stopped
+        }
+        guard first else { return }
         process.stop(signal: SIGTERM, timeout: 10)
         // gpsfake's gpsd: whoever still listens on our port after gpsfake exits.
         let leftovers = Self.pids(listeningOn: port)

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A real `mosquitto_sub` on a topic filter, its messages collected as they arrive.
-public final class MQTTSubscriber: @unchecked Sendable {
+public final class MQTTSubscriber: Sendable {
     public struct Message: Sendable, CustomStringConvertible {
         public let topic: String
         public let retained: Bool

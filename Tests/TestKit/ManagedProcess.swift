@@ -1,14 +1,15 @@
 import Foundation
+import Synchronization
 
 /// A child process a test started: its output collected line by line, stopped by PID when the
 /// test is done (SIGTERM, then SIGKILL after a bounded wait) — and at exit of the test process
 /// for any a failing test left behind.
-public final class ManagedProcess: @unchecked Sendable {
+public final class ManagedProcess: Sendable {
     public let name: String
     public let pid: pid_t
     private let output = LineBuffer()
-    private let lock = NSLock()
-    private var status: Int32?
+    /// The wait status once reaped.
+    private let status = Mutex<Int32?>(nil)
     private let exited = DispatchSemaphore(value: 0)
 
     /// Starts `executable` with `arguments`; stdout and stderr are both collected.
@@ -51,18 +52,18 @@ public final class ManagedProcess: @unchecked Sendable {
         let reaper = Thread { [self] in
             var waitStatus: Int32 = 0
             while waitpid(spawned, &waitStatus, 0) == -1 && errno == EINTR {}
-            lock.withLock { status = waitStatus }
+            status.withLock { $0 = waitStatus }
             ProcessRegistry.shared.remove(spawned)
             exited.signal()
         }
         reaper.start()
     }
 
-    public var isRunning: Bool { lock.withLock { status == nil } }
+    public var isRunning: Bool { status.withLock { $0 == nil } }
 
     /// The exit code, or 128 + signal number for a process killed by a signal; nil while running.
     public var exitStatus: Int32? {
-        lock.withLock {
+        status.withLock { status in
             guard let status else { return nil }
             let signal = status & 0x7F
             return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
@@ -129,37 +130,38 @@ public final class ManagedProcess: @unchecked Sendable {
 }
 
 /// Lines of output, appended from a reader thread, read from tests.
-final class LineBuffer: @unchecked Sendable {
-    private let lock = NSLock()
-    private var pending = Data()
-    private var complete: [String] = []
-    private var closed = false
+final class LineBuffer: Sendable {
+    private struct State {
+        var pending = Data()
+        var complete: [String] = []
+        var closed = false
+    }
+    private let state = Mutex(State())
 
-    func markClosed() { lock.withLock { closed = true } }
-    var isClosed: Bool { lock.withLock { closed } }
+    func markClosed() { state.withLock { $0.closed = true } }
+    var isClosed: Bool { state.withLock { $0.closed } }
 
     func append(_ data: Data) {
-        lock.withLock {
-            pending.append(data)
-            while let newline = pending.firstIndex(of: 0x0A) {
-                complete.append(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
-                pending.removeSubrange(pending.startIndex...newline)
+        state.withLock { state in
+            state.pending.append(data)
+            while let newline = state.pending.firstIndex(of: 0x0A) {
+                state.complete.append(String(decoding: state.pending[state.pending.startIndex..<newline], as: UTF8.self))
+                state.pending.removeSubrange(state.pending.startIndex...newline)
             }
         }
     }
 
     var lines: [String] {
-        lock.withLock {
-            pending.isEmpty ? complete : complete + [String(decoding: pending, as: UTF8.self)]
+        state.withLock { state in
+            state.pending.isEmpty ? state.complete : state.complete + [String(decoding: state.pending, as: UTF8.self)]
         }
     }
 }
 
 /// Every PID a test started and has not stopped; killed when the test process exits.
-final class ProcessRegistry: @unchecked Sendable {
+final class ProcessRegistry: Sendable {
     static let shared = ProcessRegistry()
-    private let lock = NSLock()
-    private var pids: Set<pid_t> = []
+    private let pids = Mutex<Set<pid_t>>([])
 
     private init() {
         atexit {
@@ -167,7 +169,7 @@ final class ProcessRegistry: @unchecked Sendable {
         }
     }
 
-    func add(_ pid: pid_t) { _ = lock.withLock { pids.insert(pid) } }
-    func remove(_ pid: pid_t) { _ = lock.withLock { pids.remove(pid) } }
-    func snapshot() -> Set<pid_t> { lock.withLock { pids } }
+    func add(_ pid: pid_t) { _ = pids.withLock { $0.insert(pid) } }
+    func remove(_ pid: pid_t) { _ = pids.withLock { $0.remove(pid) } }
+    func snapshot() -> Set<pid_t> { pids.withLock { $0 } }
 }

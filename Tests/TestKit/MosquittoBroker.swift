@@ -1,13 +1,15 @@
 import Foundation
+import Synchronization
 
 /// A real mosquitto on a free loopback port, for one test. Runs as root without dropping
 /// privileges (`user root`), with no persistence unless asked.
-public final class MosquittoBroker: @unchecked Sendable {
+public final class MosquittoBroker: Sendable {
     public let port: Int
     public let directory: TemporaryDirectory
     private let extraConfig: String
     private let persistence: Bool
-    public private(set) var process: ManagedProcess?
+    private let running = Mutex<ManagedProcess?>(nil)
+    public var process: ManagedProcess? { running.withLock { $0 } }
 
     /// `extraConfig` is appended to the listener block (TLS files, password_file …).
     public init(port: Int = Ports.free(), persistence: Bool = false, extraConfig: String = "") throws {
@@ -35,13 +37,14 @@ public final class MosquittoBroker: @unchecked Sendable {
             \(extraConfig)
             """
         let configPath = try directory.write("mosquitto.conf", config)
-        process = try ManagedProcess(name: "mosquitto:\(port)", executable: Tools.mosquitto, arguments: ["-c", configPath])
+        let process = try ManagedProcess(name: "mosquitto:\(port)", executable: Tools.mosquitto, arguments: ["-c", configPath])
+        running.withLock { $0 = process }
         let deadline = Date().addingTimeInterval(10)
         // Listening by this process, not another's on the same port: a restart on a port whose
         // last instance is still going away must not pass for started.
-        while !(Ports.isListening(port) && (process?.text ?? "").contains("running")) {
-            guard let process, process.isRunning, Date() < deadline else {
-                throw WaitTimeout(description: "mosquitto did not listen on \(port): \(process?.text ?? "")")
+        while !(Ports.isListening(port) && process.text.contains("running")) {
+            guard process.isRunning, Date() < deadline else {
+                throw WaitTimeout(description: "mosquitto did not listen on \(port): \(process.text)")
             }
             usleep(20_000)
         }
@@ -64,8 +67,8 @@ public final class MosquittoBroker: @unchecked Sendable {
 
     /// Stops it by PID (SIGTERM: with persistence on, it saves its state).
     public func stop() {
-        process?.stop()
-        process = nil
+        running.withLock { $0 }?.stop()
+        running.withLock { $0 = nil }
     }
 
     deinit { stop() }

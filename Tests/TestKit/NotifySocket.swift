@@ -1,13 +1,13 @@
 import Foundation
+import Synchronization
 
 /// A stand-in for systemd's notification socket: a unix datagram socket whose messages
 /// (`READY=1`, `WATCHDOG=1`, `STATUS=…`) are collected with their arrival time.
-public final class NotifySocket: @unchecked Sendable {
+public final class NotifySocket: Sendable {
     public let path: String
     private let fd: Int32
-    private let lock = NSLock()
-    private var received: [(Date, String)] = []
-    private var closed = false
+    private let received = Mutex<[(Date, String)]>([])
+    private let closed = Mutex(false)
 
     public init(directory: TemporaryDirectory) throws {
         path = directory.file("notify.sock")
@@ -25,11 +25,11 @@ public final class NotifySocket: @unchecked Sendable {
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let reader = Thread { [self] in
             var buffer = [UInt8](repeating: 0, count: 4096)
-            while !lock.withLock({ closed }) {
+            while !closed.withLock({ $0 }) {
                 let count = recv(fd, &buffer, buffer.count, 0)
                 if count > 0 {
                     let text = String(decoding: buffer[0..<count], as: UTF8.self)
-                    lock.withLock { received.append((Date(), text)) }
+                    received.withLock { $0.append((Date(), text)) }
                 }
             }
             close(fd)
@@ -39,10 +39,10 @@ public final class NotifySocket: @unchecked Sendable {
 
     /// Every message so far, split into its `KEY=value` lines.
     public var messages: [(at: Date, lines: [String])] {
-        lock.withLock { received.map { ($0.0, $0.1.split(separator: "\n").map(String.init)) } }
+        received.withLock { $0.map { ($0.0, $0.1.split(separator: "\n").map(String.init)) } }
     }
 
     public func count(_ line: String) -> Int { messages.filter { $0.lines.contains(line) }.count }
 
-    deinit { lock.withLock { closed = true } }
+    deinit { closed.withLock { $0 = true } }
 }

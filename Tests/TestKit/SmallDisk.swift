@@ -1,10 +1,9 @@
 import Foundation
 
 /// A small tmpfs (needs root, as these test machines are) to fill up on purpose.
-public final class SmallDisk: @unchecked Sendable {
+public final class SmallDisk: Sendable {
     public let path: String
     private let directory: TemporaryDirectory
-    private var mounted = false
 
     public init(megabytes: Int) async throws {
         directory = try TemporaryDirectory("smalldisk")
@@ -12,7 +11,6 @@ public final class SmallDisk: @unchecked Sendable {
         let mount = try ManagedProcess(name: "mount", executable: Tools.find("mount"),
                                        arguments: ["-t", "tmpfs", "-o", "size=\(megabytes)m", "tmpfs", path])
         guard await mount.waitForExit(timeout: 10) == 0 else { throw WaitTimeout(description: "mount tmpfs failed: \(mount.text)") }
-        mounted = true
     }
 
     /// Writes a filler file until the disk is full.
@@ -30,6 +28,7 @@ public final class SmallDisk: @unchecked Sendable {
     deinit {
         // The system call, not umount(8): stopping that process (SIGTERM) could cut it short and
         // leave the tmpfs mounted, holding its memory. MNT_DETACH: even while a file is still open.
-        if mounted { umount2(path, Int32(MNT_DETACH)) }
+        // (An init that failed to mount never gets here.)
+        umount2(path, Int32(MNT_DETACH))
     }
 }

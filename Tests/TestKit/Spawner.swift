@@ -1,5 +1,6 @@
 import CSpawn
 import Foundation
+import Synchronization
 
 /// Starts test children from one thread that lives as long as the test process.
 ///
@@ -7,7 +8,7 @@ import Foundation
 /// ends — not the process. Forking from this thread ties every broker, gpsfake and agent a test
 /// starts to the test run itself: killed (a CI timeout, Ctrl-C, a crash), it takes them along
 /// instead of leaving them holding ports.
-public final class Spawner: @unchecked Sendable {
+public final class Spawner: Sendable {
     public static let shared = Spawner()
 
     private struct Request {
@@ -15,11 +16,12 @@ public final class Spawner: @unchecked Sendable {
         var argv: [String]
         var envp: [String]
         var outputFD: Int32
-        var done: (_ pid: pid_t, _ error: Int32) -> Void
+        var done: @Sendable (_ pid: pid_t, _ error: Int32) -> Void
     }
 
-    private let condition = NSCondition()
-    private var requests: [Request] = []
+    private let requests = Mutex<[Request]>([])
+    /// Signalled once per request appended: the spawner thread waits on it.
+    private let waiting = DispatchSemaphore(value: 0)
 
     private init() {
         let thread = Thread { [self] in serve() }
@@ -32,24 +34,22 @@ public final class Spawner: @unchecked Sendable {
     public func spawn(path: String, argv: [String], envp: [String], outputFD: Int32) throws -> pid_t {
         let finished = DispatchSemaphore(value: 0)
         let result = SpawnResult()
-        condition.lock()
-        requests.append(Request(path: path, argv: argv, envp: envp, outputFD: outputFD) { pid, error in
-            (result.pid, result.error) = (pid, error)
+        let request = Request(path: path, argv: argv, envp: envp, outputFD: outputFD) { pid, error in
+            result.outcome.withLock { $0 = (pid, error) }
             finished.signal()
-        })
-        condition.signal()
-        condition.unlock()
+        }
+        requests.withLock { $0.append(request) }
+        waiting.signal()
         finished.wait()
-        guard result.pid > 0 else { throw WaitTimeout(description: "cannot start \(path): \(String(cString: strerror(result.error)))") }
-        return result.pid
+        let (pid, error) = result.outcome.withLock { $0 }
+        guard pid > 0 else { throw WaitTimeout(description: "cannot start \(path): \(String(cString: strerror(error)))") }
+        return pid
     }
 
     private func serve() {
         while true {
-            condition.lock()
-            while requests.isEmpty { condition.wait() }
-            let request = requests.removeFirst()
-            condition.unlock()
+            waiting.wait()
+            let request = requests.withLock { $0.removeFirst() }
             let argv = request.argv.map { strdup($0) } + [nil]
             let envp = request.envp.map { strdup($0) } + [nil]
             let pid = keepalive_spawn_tied(request.path, argv, envp, request.outputFD)
@@ -61,8 +61,7 @@ public final class Spawner: @unchecked Sendable {
     }
 }
 
-/// Handed from the spawner thread to the waiting caller (the semaphore orders the accesses).
-private final class SpawnResult: @unchecked Sendable {
-    var pid: pid_t = -1
-    var error: Int32 = EINVAL
+/// Handed from the spawner thread to the waiting caller.
+private final class SpawnResult: Sendable {
+    let outcome = Mutex<(pid: pid_t, error: Int32)>((-1, EINVAL))
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A fresh directory under $TMPDIR for one test; removed when the value goes away.
-public final class TemporaryDirectory: @unchecked Sendable {
+public final class TemporaryDirectory: Sendable {
     public let path: String
 
     public init(_ label: String = "keepalive-test") throws {

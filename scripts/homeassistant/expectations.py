@@ -33,7 +33,8 @@ def flag(value, on):
 
 
 # object_id: (component, device_class, state_class, unit, source topic, value from that payload, needs)
-# needs: "gps" (only with [gps] enabled), "bridge" (a heart-rate bridge), None (always).
+# needs: "gps" (only with [gps] enabled), "bridge" (a heart-rate bridge), "gps_or_bridge" (either),
+# None (always). HomeAssistantCatalogListsTests holds these columns to the agent's catalogue.
 ENTITIES = {
     "location": ("device_tracker", None, None, None, "location", None, "gps"),
     "heart_rate": ("sensor", None, "measurement", "bpm", "status", streaming_bpm, "bridge"),
@@ -47,10 +48,10 @@ ENTITIES = {
     "moving_time_today": ("sensor", "duration", "total_increasing", "s", "health/today", lambda p: field(p, "location", "moving_s"), "gps"),
     "sleep_last_night": ("sensor", "duration", "measurement", "s", "health/today", lambda p: field(p, "sleep_s"), "bridge"),
     "sleep_efficiency_last_night": ("sensor", None, "measurement", "%", "health/today", lambda p: scaled(field(p, "sleep", "efficiency"), 100, 1), "bridge"),
-    "last_workout_distance": ("sensor", "distance", "measurement", "m", "workout/last", lambda p: rounded(field(p, "distance_m"), 1), None),
-    "last_workout_duration": ("sensor", "duration", "measurement", "s", "workout/last", lambda p: field(p, "elapsed_s"), None),
-    "last_workout_moving_time": ("sensor", "duration", "measurement", "s", "workout/last", lambda p: field(p, "moving_s"), None),
-    "last_workout_trimp": ("sensor", None, "measurement", None, "workout/last", lambda p: rounded(field(p, "trimp"), 1), None),
+    "last_workout_distance": ("sensor", "distance", "measurement", "m", "workout/last", lambda p: rounded(field(p, "distance_m"), 1), "gps_or_bridge"),
+    "last_workout_duration": ("sensor", "duration", "measurement", "s", "workout/last", lambda p: field(p, "elapsed_s"), "gps_or_bridge"),
+    "last_workout_moving_time": ("sensor", "duration", "measurement", "s", "workout/last", lambda p: field(p, "moving_s"), "gps_or_bridge"),
+    "last_workout_trimp": ("sensor", None, "measurement", None, "workout/last", lambda p: rounded(field(p, "trimp"), 1), "gps_or_bridge"),
     "gps_fix": ("binary_sensor", None, None, None, "status", lambda p: flag(((p or {}).get("gps") or {}).get("state"), ["fixed"]), "gps"),
     "strap_connected": ("binary_sensor", "connectivity", None, None, "status",
                         lambda p: flag(((p or {}).get("hr") or {}).get("state"), ["streaming", "no_contact"]), "bridge"),
@@ -68,7 +69,8 @@ PENDING = ["sleep_last_night", "sleep_efficiency_last_night",
 
 def expected_ids(gps=True, bridge=True):
     return {object_id for object_id, spec in ENTITIES.items()
-            if spec[6] is None or (spec[6] == "gps" and gps) or (spec[6] == "bridge" and bridge)}
+            if spec[6] is None or (spec[6] == "gps" and gps) or (spec[6] == "bridge" and bridge)
+            or (spec[6] == "gps_or_bridge" and (gps or bridge))}
 
 
 def tracker_attributes(location):
