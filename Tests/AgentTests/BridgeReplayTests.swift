@@ -78,11 +78,18 @@ struct BridgeReplayTests {
         let raws = try fixtureRaws()
         let others = try otherLines()
         let lines = directory.file("lines.ndjson")
-        try (clockless(bootOffsetMs: 12_000, raws: raws) + others).joined(separator: "\n").appending("\n")
-            .write(toFile: lines, atomically: true, encoding: .utf8)
-        // After its lines, one marker notification named by the bridge's pid: once the marker of a
-        // start is stored, everything that start printed before it has been taken.
-        let script = #"cat \#(lines); printf '{"sensor":"marker","seq":%d,"raw":"0648"}\n' $$; exec sleep 1000"#
+        // The bridge's lines end with a marker notification named by the start's pid and by the
+        // file's version (its value): once a marker is stored, everything that start printed
+        // before it has been taken, and the marker says which file that start read — a start
+        // that read the old file can be stored after the file changed, on a loaded machine.
+        let write = { (bootOffsetMs: Int, version: String) in
+            let marker = #"{"sensor":"marker","seq":@PID@,"raw":"\#(version)"}"#
+            try (clockless(bootOffsetMs: bootOffsetMs, raws: raws) + others + [marker]).joined(separator: "\n").appending("\n")
+                .write(toFile: lines, atomically: true, encoding: .utf8)
+        }
+        let (firstVersion, rebootVersion) = ("0648", "0649")
+        try write(12_000, firstVersion)
+        let script = #"sed "s/@PID@/$$/" \#(lines); exec sleep 1000"#
         let config = "[hr]\ntransport = \"command\"\ncommand = [\"/bin/sh\", \"-c\", \"\(script.replacingOccurrences(of: "\"", with: "\\\""))\"]\nstall_timeout_s = 1\nreacquire_max_s = 1\n[schedule]\nstatus_interval_s = 1\n"
         let counts = { () -> [String: Int64] in
             guard let db = try? SQLiteConnection(path: directory.file("keepalive.db"), readOnly: true) else { return [:] }
@@ -94,29 +101,36 @@ struct BridgeReplayTests {
             }
             return result
         }
-        /// Waits until `markers` bridge starts have been taken whole.
-        func replayed(_ markers: Int64, _ agent: AgentProcess) async -> Result<[String: Int64], any Error> {
+        /// Markers stored from starts that read the file of `version`.
+        let markers = { (version: String) -> Int64 in
+            guard let db = try? SQLiteConnection(path: directory.file("keepalive.db"), readOnly: true),
+                let statement = try? db.statement(sql: "SELECT count(*) FROM hr_sample WHERE sensor = 'marker' AND hex(raw) = ?")
+                    .bind(.text(version.uppercased()))
+            else { return 0 }
+            defer { statement.reset() }
+            return (try? statement.step()) == true ? statement.int64(0) : 0
+        }
+        /// Waits until `count` bridge starts that read the file of `version` have been taken whole.
+        func replayed(_ count: Int64, of version: String, _ agent: AgentProcess) async -> Result<[String: Int64], any Error> {
             await captured {
-                try await Wait.until(timeout: 60, "\(markers) bridge starts stored whole; rows \(counts()); log:\n\(agent.log.suffix(1500))") {
-                    (counts()["marker"] ?? 0) >= markers
+                try await Wait.until(timeout: 60, "\(count) bridge starts of file \(version) stored whole; rows \(counts()); log:\n\(agent.log.suffix(1500))") {
+                    markers(version) >= count
                 }
                 return counts()
             }
         }
 
         var agent = try AgentProcess(brokerPort: broker.port, extraConfig: config, directory: directory)
-        let firstRun = await replayed(3, agent)
+        let firstRun = await replayed(3, of: firstVersion, agent)
         // Killed with windows in its ingest journal; the next start folds them and takes the bridge's lines again.
         agent.kill9()
-        let markersBefore = counts()["marker"] ?? 0
+        let markersBefore = markers(firstVersion)
         agent = try AgentProcess(brokerPort: broker.port, extraConfig: config, directory: directory)
-        let afterRestart = await replayed(markersBefore + 2, agent)
+        let afterRestart = await replayed(markersBefore + 2, of: firstVersion, agent)
         // The bridge reboots: its seq begins again at 1 with the same values, its clockless stamps
         // from its new uptime (5 s): new notifications, every one kept.
-        try (clockless(bootOffsetMs: 5_000, raws: raws) + others).joined(separator: "\n").appending("\n")
-            .write(toFile: lines, atomically: true, encoding: .utf8)
-        let markersNow = counts()["marker"] ?? 0
-        let afterBridgeReboot = await replayed(markersNow + 2, agent)
+        try write(5_000, rebootVersion)
+        let afterBridgeReboot = await replayed(2, of: rebootVersion, agent)
         // This agent's bridge started at least four times, each start's 10 050 lines copies but for
         // the reboot's 20: status (every second) counts them as duplicate.
         let duplicated = { (message: MQTTSubscriber.Message) -> Int in
@@ -131,9 +145,9 @@ struct BridgeReplayTests {
         }
         let covered = try accCovered()
         // Started again, the bridge sending the same batches twice more: remembered from the store.
-        let markersStopped = counts()["marker"] ?? 0
+        let markersStopped = markers(rebootVersion)
         agent = try AgentProcess(brokerPort: broker.port, extraConfig: config, directory: directory)
-        _ = await replayed(markersStopped + 2, agent)
+        _ = await replayed(markersStopped + 2, of: rebootVersion, agent)
         agent.stop()
         return Outcome(
             firstRun: firstRun, afterRestart: afterRestart, afterBridgeReboot: afterBridgeReboot, accCoveredMs: covered,
