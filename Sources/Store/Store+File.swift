@@ -180,12 +180,12 @@ extension Store {
             while true {
                 var chunk: [StoredHeartRate] = []
                 if byTime {
-                    try old.heartRates(after: next.ms, id: next.id, limit: Self.copyChunk) { heartRate, id in
+                    try StoreReads(old).heartRates(after: next.ms, id: next.id, limit: Self.copyChunk) { heartRate, id in
                         chunk.append(heartRate)
                         next = (heartRate.timeMs, id)
                     }
                 } else {
-                    try old.heartRates(afterID: nextID, limit: Self.copyChunk) { heartRate, id in
+                    try StoreReads(old).heartRates(afterID: nextID, limit: Self.copyChunk) { heartRate, id in
                         chunk.append(heartRate)
                         nextID = id
                     }

@@ -1,5 +1,5 @@
 /// Reading on the writer connection; the queries themselves are shared with `StoreReader`
-/// (SQLiteConnection+Reads.swift).
+/// (StoreReads.swift).
 extension Store {
     /// Fixes with `fromMs <= ts_ms < toMs`, in time order (a local day: `LocalDay.bounds`).
     /// `upTo` leaves out rows stored after a `RowCursor` was taken.
@@ -7,7 +7,7 @@ extension Store {
     /// Without a cursor it reads every committed row: the ingest journal is folded first.
     public func forEachFix(fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredFix) throws -> Void) throws {
         if cursor == nil { foldForReaders() }
-        try db.forEachFix(fromMs: fromMs, toMs: toMs, upTo: cursor, body)
+        try reads.forEachFix(fromMs: fromMs, toMs: toMs, upTo: cursor, body)
     }
 
     public func fixes(fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil) throws -> [StoredFix] {
@@ -21,7 +21,7 @@ extension Store {
         fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredHeartRate) throws -> Void
     ) throws {
         if cursor == nil { foldForReaders() }
-        try db.forEachHeartRate(fromMs: fromMs, toMs: toMs, upTo: cursor, body)
+        try reads.forEachHeartRate(fromMs: fromMs, toMs: toMs, upTo: cursor, body)
     }
 
     public func heartRates(fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil) throws -> [StoredHeartRate] {
@@ -32,28 +32,28 @@ extension Store {
 
     /// Where the newest stored rows are: what `rows(after:)` continues from. Rows still in the
     /// ingest journal come after it: they are seen once folded, within `[store] fold_s`.
-    public func rowCursor() throws -> RowCursor { try db.rowCursor() }
+    public func rowCursor() throws -> RowCursor { try reads.rowCursor() }
 
     /// Rows stored after `cursor`, in the order they were stored (not time order: a bridge
     /// backlog arrives late), at most `limit` of each kind, and the cursor after them. This is
     /// how the running day aggregates see new data without reading the day again.
     public func rows(after cursor: RowCursor, limit: Int) throws -> NewRows {
-        try db.rows(after: cursor, limit: limit)
+        try reads.rows(after: cursor, limit: limit)
     }
 
     /// Whether any fix, heart-rate notification or step record lies in `[fromMs, toMs)`.
     public func hasRawData(fromMs: Int64, toMs: Int64) throws -> Bool {
         foldForReaders()
-        return try db.hasRawData(fromMs: fromMs, toMs: toMs)
+        return try reads.hasRawData(fromMs: fromMs, toMs: toMs)
     }
 
     public func dayAggregate(date: String) throws -> StoredDayAggregate? {
-        try db.dayAggregate(date: date)
+        try reads.dayAggregate(date: date)
     }
 
     /// The newest day with a final aggregate (dates sort as text).
     public func latestFinalAggregateDay() throws -> String? {
-        try db.scalarText("SELECT date FROM day_aggregate WHERE final = 1 ORDER BY date DESC LIMIT 1")
+        try reads.latestFinalAggregateDay()
     }
 
     /// Saves a day's aggregate computed from the rows up to `cursor` (`day`'s bounds in Unix ms):

@@ -20,7 +20,7 @@ extension Store {
         fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredStepRecord) throws -> Void
     ) throws {
         if cursor == nil { foldForReaders() }
-        try db.forEachStepRecord(fromMs: fromMs, toMs: toMs, upTo: cursor, body)
+        try reads.forEachStepRecord(fromMs: fromMs, toMs: toMs, upTo: cursor, body)
     }
 
     public func stepRecords(fromMs: Int64, toMs: Int64) throws -> [StoredStepRecord] {

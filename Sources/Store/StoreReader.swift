@@ -6,6 +6,8 @@ import Foundation
 /// Not thread-safe: its owner uses it from one thread (or serial queue) at a time.
 public final class StoreReader {
     var db: SQLiteConnection
+    /// The domain reads on this reader's connection (StoreReads.swift).
+    var reads: StoreReads { StoreReads(db) }
     private let path: String
     private var opened: FileIdentity.Node?
 
@@ -43,25 +45,25 @@ public final class StoreReader {
         opened = current
     }
 
-    public func dayAggregate(date: String) throws -> StoredDayAggregate? { try db.dayAggregate(date: date) }
-    public func rowCursor() throws -> RowCursor { try db.rowCursor() }
-    public func rows(after cursor: RowCursor, limit: Int) throws -> NewRows { try db.rows(after: cursor, limit: limit) }
-    public func hasRawData(fromMs: Int64, toMs: Int64) throws -> Bool { try db.hasRawData(fromMs: fromMs, toMs: toMs) }
-    public func span(ofRowsAfter cursor: RowCursor) throws -> (fromMs: Int64, toMs: Int64)? { try db.span(ofRowsAfter: cursor) }
+    public func dayAggregate(date: String) throws -> StoredDayAggregate? { try reads.dayAggregate(date: date) }
+    public func rowCursor() throws -> RowCursor { try reads.rowCursor() }
+    public func rows(after cursor: RowCursor, limit: Int) throws -> NewRows { try reads.rows(after: cursor, limit: limit) }
+    public func hasRawData(fromMs: Int64, toMs: Int64) throws -> Bool { try reads.hasRawData(fromMs: fromMs, toMs: toMs) }
+    public func span(ofRowsAfter cursor: RowCursor) throws -> (fromMs: Int64, toMs: Int64)? { try reads.span(ofRowsAfter: cursor) }
 
     /// `upTo` leaves out rows stored after a cursor was taken.
     public func forEachFix(fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredFix) throws -> Void) throws {
-        try db.forEachFix(fromMs: fromMs, toMs: toMs, upTo: cursor, body)
+        try reads.forEachFix(fromMs: fromMs, toMs: toMs, upTo: cursor, body)
     }
 
     /// `upTo` leaves out rows stored after a cursor was taken.
     public func forEachStepRecord(fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredStepRecord) throws -> Void) throws {
-        try db.forEachStepRecord(fromMs: fromMs, toMs: toMs, upTo: cursor, body)
+        try reads.forEachStepRecord(fromMs: fromMs, toMs: toMs, upTo: cursor, body)
     }
 
     /// `upTo` leaves out rows stored after a cursor was taken.
     public func forEachHeartRate(fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredHeartRate) throws -> Void) throws {
-        try db.forEachHeartRate(fromMs: fromMs, toMs: toMs, upTo: cursor, body)
+        try reads.forEachHeartRate(fromMs: fromMs, toMs: toMs, upTo: cursor, body)
     }
 
     /// The newest fix stamped with GPS time, by the order fixes were stored (the last few
@@ -132,9 +134,9 @@ public final class StoreReader {
 /// Workouts and gear, for the query and the command line (inside `snapshot`, like the reads above).
 extension StoreReader {
     public func workouts(fromMs: Int64, toMs: Int64) throws -> [StoredWorkout] {
-        try db.workouts(fromMs: fromMs, toMs: toMs, finishedOnly: true)
+        try reads.workouts(fromMs: fromMs, toMs: toMs, finishedOnly: true)
     }
 
-    public func workout(id: String) throws -> StoredWorkout? { try db.workout(id: id) }
-    public func allGear() throws -> [StoredGear] { try db.allGear() }
+    public func workout(id: String) throws -> StoredWorkout? { try reads.workout(id: id) }
+    public func allGear() throws -> [StoredGear] { try reads.allGear() }
 }
