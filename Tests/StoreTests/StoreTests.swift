@@ -73,7 +73,7 @@ struct StoreTests {
         let upgraded = try SQLiteConnection(path: first)
         #expect(try upgraded.scalarInt("PRAGMA user_version") == Int64(Schema.latestVersion))
         #expect(try upgraded.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'rr_interval_by_time'") == 0)
-        let kept = try #require(try upgraded.dayAggregate(date: "2026-01-01"))
+        let kept = try #require(try StoreReads(upgraded).dayAggregate(date: "2026-01-01"))
         #expect(kept.final && kept.firstFix == nil && kept.lastFix == nil && !kept.isStale)
     }
 
