@@ -12,12 +12,4 @@ extension Store {
             .integer(fold.fixes.rows), .integer(fold.fixes.timeSumMs), .text(fold.settings), .text(fold.fold), .integer(fold.check)
         ).run()
     }
-
-    public func dayFold(date: String) throws -> DayFoldRead { try reads.dayFold(date: date) }
-}
-
-extension StoreReader {
-    public func dayFold(date: String) throws -> DayFoldRead { try reads.dayFold(date: date) }
-
-    public func fixFingerprint(fromMs: Int64, toMs: Int64) throws -> RowFingerprint { try reads.fixFingerprint(fromMs: fromMs, toMs: toMs) }
 }

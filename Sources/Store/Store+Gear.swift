@@ -23,11 +23,6 @@ extension Store {
         try db.statement("UPDATE gear SET retired = 1, selected = 0 WHERE id = ?").bind(.text(id)).run()
     }
 
-    public func gear(id: String) throws -> StoredGear? { try reads.gear(id: id) }
-    public func allGear() throws -> [StoredGear] { try reads.allGear() }
-    public func selectedGear() throws -> StoredGear? { try reads.allGear().first { $0.selected && !$0.retired } }
-    public func gearCredit(workoutID: String) throws -> (gearID: String, km: Double)? { try reads.gearCredit(workoutID: workoutID) }
-
     /// Credits a workout's distance to a pair, keyed by the workout: a second credit of the same
     /// workout changes nothing, to another pair moves it.
     public func credit(workoutID: String, to gearID: String, km: Double, workoutEndMs: Int64, nowMs: Int64) throws -> GearCreditOutcome {

@@ -1,8 +1,4 @@
 extension Store {
-    public func sleepEpochs(sensor: String, fromS: Int64, toS: Int64) throws -> SleepEpochRead {
-        try reads.sleepEpochs(sensor: sensor, fromS: fromS, toS: toS)
-    }
-
     /// Keeps epochs (replacing what was kept for the same sensor and start), in one transaction.
     public func saveSleepEpochs(_ epochs: [StoredSleepEpoch]) throws {
         guard !epochs.isEmpty else { return }
@@ -16,11 +12,5 @@ extension Store {
                 ).run()
             }
         }
-    }
-}
-
-extension StoreReader {
-    public func sleepEpochs(sensor: String, fromS: Int64, toS: Int64) throws -> SleepEpochRead {
-        try reads.sleepEpochs(sensor: sensor, fromS: fromS, toS: toS)
     }
 }

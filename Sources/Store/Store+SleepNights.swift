@@ -8,14 +8,4 @@ extension Store {
             .integer(night.check)
         ).run()
     }
-
-    public func sleepNight(date: String) throws -> SleepNightRead { try reads.sleepNight(date: date) }
-}
-
-extension StoreReader {
-    public func sleepNight(date: String) throws -> SleepNightRead { try reads.sleepNight(date: date) }
-
-    public func heartRateFingerprint(fromMs: Int64, toMs: Int64) throws -> RowFingerprint {
-        try reads.heartRateFingerprint(fromMs: fromMs, toMs: toMs)
-    }
 }

@@ -51,15 +51,4 @@ extension Store {
             try db.statement("DELETE FROM workout WHERE id = ?").bind(.text(id)).run()
         }
     }
-
-    public func workout(id: String) throws -> StoredWorkout? { try reads.workout(id: id) }
-
-    /// Workouts starting in `[fromMs, toMs)`, oldest first.
-    public func workouts(fromMs: Int64, toMs: Int64, finishedOnly: Bool = true) throws -> [StoredWorkout] {
-        try reads.workouts(fromMs: fromMs, toMs: toMs, finishedOnly: finishedOnly)
-    }
-
-    public func openWorkouts() throws -> [StoredWorkout] { try reads.openWorkouts() }
-
-    public func latestFinishedWorkout() throws -> StoredWorkout? { try reads.latestFinishedWorkout() }
 }

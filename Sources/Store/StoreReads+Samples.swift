@@ -10,6 +10,12 @@ extension StoreReads {
         while try statement.step() { try body(columns.fix(statement)) }
     }
 
+    public func fixes(fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil) throws -> [StoredFix] {
+        var fixes: [StoredFix] = []
+        try forEachFix(fromMs: fromMs, toMs: toMs, upTo: cursor) { fixes.append($0) }
+        return fixes
+    }
+
     private static let fixesInTime = "SELECT \(StoredFix.selection) FROM fix WHERE ts_ms >= ? AND ts_ms < ? AND id <= ? ORDER BY ts_ms"
 
     public func forEachHeartRate(
@@ -31,6 +37,13 @@ extension StoreReads {
             instant.append(sample)
         }
         try flush()
+    }
+
+    /// Heart-rate notifications with `fromMs <= ts_ms < toMs`, in time order, with their RR intervals.
+    public func heartRates(fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil) throws -> [StoredHeartRate] {
+        var samples: [StoredHeartRate] = []
+        try forEachHeartRate(fromMs: fromMs, toMs: toMs, upTo: cursor) { samples.append($0) }
+        return samples
     }
 
     /// One row per RR interval (or one without any) of `joinedHeartRateColumns`, grouped here by
@@ -102,6 +115,12 @@ extension StoreReads {
         defer { statement.reset() }
         let columns = try statement.layout(StoredStepRecord.Columns.self)
         while try statement.step() { try body(columns.stepRecord(statement)) }
+    }
+
+    public func stepRecords(fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil) throws -> [StoredStepRecord] {
+        var records: [StoredStepRecord] = []
+        try forEachStepRecord(fromMs: fromMs, toMs: toMs, upTo: cursor) { records.append($0) }
+        return records
     }
 
     private static let stepRecordsInTime = """

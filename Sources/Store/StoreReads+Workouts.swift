@@ -9,7 +9,7 @@ extension StoreReads {
     }
 
     /// Workouts starting in `[fromMs, toMs)`, oldest first.
-    public func workouts(fromMs: Int64, toMs: Int64, finishedOnly: Bool) throws -> [StoredWorkout] {
+    public func workouts(fromMs: Int64, toMs: Int64, finishedOnly: Bool = true) throws -> [StoredWorkout] {
         let statement = try db.statement(
             sql: "SELECT \(Self.workoutSelection) FROM workout WHERE start_ms >= ? AND start_ms < ? AND finished >= ? ORDER BY start_ms"
         ).bind(.integer(fromMs), .integer(toMs), .integer(finishedOnly ? 1 : 0))
@@ -54,6 +54,9 @@ extension StoreReads {
         defer { statement.reset() }
         return try statement.step() ? Self.gear(statement) : nil
     }
+
+    /// The pair new runs are credited to.
+    public func selectedGear() throws -> StoredGear? { try allGear().first { $0.selected && !$0.retired } }
 
     /// The pair a workout is credited to.
     public func gearCredit(workoutID: String) throws -> (gearID: String, km: Double)? {

@@ -11,6 +11,8 @@ public struct StoreReads {
 
     init(_ db: SQLiteConnection) { self.db = db }
 
+    /// Where the newest stored rows are: what `rows(after:)` continues from. On the writer, rows
+    /// still in the ingest journal come after it: they are seen once folded, within `[store] fold_s`.
     public func rowCursor() throws -> RowCursor {
         RowCursor(
             fixID: try db.scalarInt("SELECT coalesce(max(id), 0) FROM fix") ?? 0,
@@ -18,6 +20,9 @@ public struct StoreReads {
             stepID: try db.scalarInt("SELECT coalesce(max(id), 0) FROM step_record") ?? 0)
     }
 
+    /// Rows stored after `cursor`, in the order they were stored (not time order: a bridge
+    /// backlog arrives late), at most `limit` of each kind, and the cursor after them. This is
+    /// how the running day aggregates see new data without reading the day again.
     public func rows(after cursor: RowCursor, limit: Int) throws -> NewRows {
         var next = cursor
         // Ids are only handed out upwards while rows exist; an emptied table starts again at 1.

@@ -40,11 +40,15 @@ struct WorkoutWindow: Sendable {
 
     mutating func load(fromMs: Int64, store: Store, upTo cursor: RowCursor) async throws {
         self.fromMs = fromMs
-        var motion: [MotionSample] = []
-        var pulse: [PulseSample] = []
-        try await store.forEachFix(fromMs: fromMs - Self.contextMs, toMs: .max, upTo: cursor) { motion.append(MotionSample($0)) }
-        try await store.forEachHeartRate(fromMs: fromMs - Self.contextMs, toMs: .max, upTo: cursor) {
-            if $0.valid { pulse.append(PulseSample(timeMs: $0.timeMs, bpm: $0.bpm)) }
+        let contextFromMs = fromMs - Self.contextMs
+        let (motion, pulse) = try await store.readStored { reads in
+            var motion: [MotionSample] = []
+            var pulse: [PulseSample] = []
+            try reads.forEachFix(fromMs: contextFromMs, toMs: .max, upTo: cursor) { motion.append(MotionSample($0)) }
+            try reads.forEachHeartRate(fromMs: contextFromMs, toMs: .max, upTo: cursor) {
+                if $0.valid { pulse.append(PulseSample(timeMs: $0.timeMs, bpm: $0.bpm)) }
+            }
+            return (motion, pulse)
         }
         self.motion = motion
         self.pulse = pulse
