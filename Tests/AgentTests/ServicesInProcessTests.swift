@@ -53,12 +53,14 @@ struct ServicesInProcessTests {
     }
 
     struct Rig {
+        /// Kept as long as the rig: readers (the workout window's) open the store by its path.
+        let directory: TemporaryDirectory
         let store: Store
         let writer: SampleWriter
         let counters: IngestCounters
 
         init(maxPendingFixes: Int = 50_000) throws {
-            let directory = try TemporaryDirectory("in-process")
+            directory = try TemporaryDirectory("in-process")
             store = try Store(path: directory.file("k.db"))
             // A client never started: the drain sends nothing, the outbox keeps every message in order.
             let client = MQTTClient(options: MQTTClientOptions(host: "127.0.0.1", port: 9, clientID: "in-process"), logger: Logger(label: "test"))

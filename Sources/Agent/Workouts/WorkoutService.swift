@@ -39,6 +39,8 @@ actor WorkoutService: Service, CustomStringConvertible {
     private var lastMotionArrival: Duration = .zero
     private var lastPulseArrival: Duration = .zero
     private var window: WorkoutWindow
+    /// The window's own read-only connection (`withReader`), opened on first use.
+    private var reader: StoreReader?
     /// Open workouts already announced (and stored unfinished), by id.
     var announced: [String: StoredWorkout] = [:]
     /// How far the data had got (`Horizon.settledMs`) when an open, not yet announced session
@@ -111,13 +113,26 @@ actor WorkoutService: Service, CustomStringConvertible {
         for done in try await store.readStored({ [fromMs] in try $0.workouts(fromMs: fromMs - 86_400_000, toMs: .max) }) where done.source == WorkoutSource.manual.rawValue {
             manualSpans.append(done.startMs...(done.endMs ?? done.startMs))
         }
-        // A copy across the awaits: the window is not to be seen half-loaded.
+        // A copy: a read that fails leaves the window as it was.
         var loading = window
-        try await loading.load(fromMs: fromMs, store: store, upTo: cursor)
+        try withReader { try loading.load(fromMs: fromMs, reader: $0, upTo: cursor) }
         window = loading
         lastMotionArrival = clock.uptime()
         lastPulseArrival = lastMotionArrival
         try await detect(nowMs: nowMs)
+    }
+
+    /// Runs `body` with the window's reader, the day's computation's path (`HealthPublisher`): a
+    /// window of rows read through the writer held it up. Opened again after an error.
+    private func withReader<T>(_ body: (StoreReader) throws -> T) throws -> T {
+        do {
+            let reader = try reader ?? StoreReader(path: store.path)
+            self.reader = reader
+            return try body(reader)
+        } catch {
+            reader = nil
+            throw error
+        }
     }
 
     /// Takes in the rows stored since the last tick and looks at the window again.
@@ -127,7 +142,7 @@ actor WorkoutService: Service, CustomStringConvertible {
             let batch = try await store.readStored { [cursor] in try $0.rows(after: cursor, limit: Self.rowsPerRead) }
             cursor = batch.cursor
             var adding = window
-            let added = try await adding.add(fixes: batch.fixes, heartRates: batch.heartRates, store: store, upTo: cursor)
+            let added = try withReader { try adding.add(fixes: batch.fixes, heartRates: batch.heartRates, reader: $0, upTo: cursor) }
             window = adding
             if added.motion { lastMotionArrival = clock.uptime() }
             if added.pulse { lastPulseArrival = clock.uptime() }
