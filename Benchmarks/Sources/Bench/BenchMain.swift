@@ -285,7 +285,9 @@ enum DayReadBench {
         _ = try await store.read { try $0.heartRates(fromMs: from, toMs: to) }
         _ = try rawHeartRateDay(path: path, fromMs: from, toMs: to)
         for _ in 0..<3 {
-            storeHeartRates = min(storeHeartRates, try await seconds { notifications = try await store.read { try $0.heartRates(fromMs: from, toMs: to).count } })
+            storeHeartRates = min(storeHeartRates, try await seconds {
+                notifications = try await store.read { try $0.heartRates(fromMs: from, toMs: to).count }
+            })
             rawHeartRates = min(rawHeartRates, try await seconds { _ = try rawHeartRateDay(path: path, fromMs: from, toMs: to) })
         }
         table.add("day read: \(notifications) HR notifications (with RR) of one day, Store.heartRates", storeHeartRates * 1000, "ms",

@@ -185,7 +185,9 @@ final class QueryEngine {
         if let track {
             var timeline = HeartRateTimeline()
             if heartRateTimeline {
-                try reader.read { reads in try reads.forEachValidHeartRate(fromMs: bounds.start, toMs: bounds.end) { timeline.append(timeMs: $0, bpm: $1) } }
+                try reader.read { reads in
+                    try reads.forEachValidHeartRate(fromMs: bounds.start, toMs: bounds.end) { timeline.append(timeMs: $0, bpm: $1) }
+                }
             }
             var collected: [TrackPoint] = []
             let add = { (fix: StoredFix) in
@@ -201,7 +203,9 @@ final class QueryEngine {
         var minutes: [(Int64, Double)]?
         if include.contains(.hr) {
             var collected: [(Int64, Double)] = []
-            try reader.read { reads in try reads.heartRateMeans(fromMs: bounds.start, toMs: bounds.end, bucketMs: 60_000) { collected.append(($0, $1)) } }
+            try reader.read { reads in
+                try reads.heartRateMeans(fromMs: bounds.start, toMs: bounds.end, bucketMs: 60_000) { collected.append(($0, $1)) }
+            }
             minutes = collected
         }
         var timeline: JSONValue?

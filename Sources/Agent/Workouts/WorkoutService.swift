@@ -110,7 +110,8 @@ actor WorkoutService: Service, CustomStringConvertible {
         var fromMs = nowMs - Self.startLookbackMs
         if let last = try await store.readStored({ try $0.latestFinishedWorkout() }), let end = last.endMs { fromMs = max(fromMs, end + 1) }
         if let earliest = announced.values.map(\.startMs).min() { fromMs = min(fromMs, earliest) }
-        for done in try await store.readStored({ [fromMs] in try $0.workouts(fromMs: fromMs - 86_400_000, toMs: .max) }) where done.source == WorkoutSource.manual.rawValue {
+        let recent = try await store.readStored { [fromMs] in try $0.workouts(fromMs: fromMs - 86_400_000, toMs: .max) }
+        for done in recent where done.source == WorkoutSource.manual.rawValue {
             manualSpans.append(done.startMs...(done.endMs ?? done.startMs))
         }
         // A copy: a read that fails leaves the window as it was.
