@@ -1,9 +1,10 @@
 /// The store's domain reads over one connection: the queries the `Store` actor (its writer
 /// connection) and `StoreReader` (a read-only connection) both run, kept off the generic SQLite
 /// wrapper. Each concern is an extension in a file of its own: StoreReads+Samples (raw rows by
-/// time and by id), StoreReads+Days (day aggregates, folds, sleep nights and epochs),
-/// StoreReads+Workouts (workouts and gear). This file: where the newest rows are, and what came
-/// after a cursor.
+/// time and by id), StoreReads+Summaries (a day's fix ends, slots and heart-rate means for
+/// queries), StoreReads+Days (day aggregates, folds, sleep nights and epochs), StoreReads+Workouts
+/// (workouts and gear). Reached through `StoreReading.read`. This file: where the newest rows
+/// are, and what came after a cursor.
 ///
 /// Not thread-safe, like its connection: used by the connection's owner, in one place at a time.
 public struct StoreReads {
