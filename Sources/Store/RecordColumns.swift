@@ -3,7 +3,7 @@
 /// reopen's copy, the first and last fix…), and decoded by name, so a column added to one list
 /// cannot shift what another query's decoder reads. A heart-rate notification is read with its
 /// RR intervals joined in, one row per interval (`joinedHeartRateColumns`,
-/// SQLiteConnection+Reads.swift).
+/// StoreReads+Samples.swift).
 extension StoredFix {
     /// Every column of `fix` a `StoredFix` is made of, and the row id.
     static let selection = "ts_ms, received_ms, lat, lon, alt_hae, alt_msl, speed, track, climb, eph, epv, mode, satellites, time_source, id"

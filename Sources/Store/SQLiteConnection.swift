@@ -84,7 +84,9 @@ public final class SQLiteConnection {
 
     /// Runs `body` on one snapshot of the file (a deferred read transaction): its reads agree
     /// with each other, and take the WAL's read lock once instead of once per statement.
+    /// Inside a transaction already, `body` runs in that one.
     public func readTransaction<T>(_ body: () throws -> T) throws -> T {
+        if isInTransaction { return try body() }
         _ = try statement("BEGIN").step()
         defer { _ = try? statement("COMMIT").step() }
         return try body()
@@ -101,6 +103,9 @@ public final class SQLiteConnection {
     /// Stops the statement running on this connection (from any thread): it fails with
     /// SQLITE_INTERRUPT.
     public func interrupt() { sqlite3_interrupt(handle) }
+
+    /// Whether a transaction is open (SQLite is out of autocommit mode).
+    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
     public var changes: Int { Int(sqlite3_changes(handle)) }
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }

@@ -16,7 +16,7 @@ extension Store {
         // The same file: note its -wal and -shm (SQLite creates them lazily) and how far its rows
         // go, so a reopen knows which rows came after this check.
         identity = FileIdentity(path: path)
-        verifiedCursor = (try? rowCursor()) ?? verifiedCursor
+        verifiedCursor = (try? reads.rowCursor()) ?? verifiedCursor
         return nil
     }
 
@@ -68,7 +68,7 @@ extension Store {
         } catch {
             logger.error("could not carry every recent row into the new store file", metadata: ["error": "\(error)"])
         }
-        verifiedCursor = (try? rowCursor()) ?? RowCursor()
+        verifiedCursor = (try? reads.rowCursor()) ?? RowCursor()
         return report
     }
 
@@ -180,12 +180,12 @@ extension Store {
             while true {
                 var chunk: [StoredHeartRate] = []
                 if byTime {
-                    try old.heartRates(after: next.ms, id: next.id, limit: Self.copyChunk) { heartRate, id in
+                    try StoreReads(old).heartRates(after: next.ms, id: next.id, limit: Self.copyChunk) { heartRate, id in
                         chunk.append(heartRate)
                         next = (heartRate.timeMs, id)
                     }
                 } else {
-                    try old.heartRates(afterID: nextID, limit: Self.copyChunk) { heartRate, id in
+                    try StoreReads(old).heartRates(afterID: nextID, limit: Self.copyChunk) { heartRate, id in
                         chunk.append(heartRate)
                         nextID = id
                     }

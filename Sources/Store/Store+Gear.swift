@@ -23,16 +23,11 @@ extension Store {
         try db.statement("UPDATE gear SET retired = 1, selected = 0 WHERE id = ?").bind(.text(id)).run()
     }
 
-    public func gear(id: String) throws -> StoredGear? { try db.gear(id: id) }
-    public func allGear() throws -> [StoredGear] { try db.allGear() }
-    public func selectedGear() throws -> StoredGear? { try db.allGear().first { $0.selected && !$0.retired } }
-    public func gearCredit(workoutID: String) throws -> (gearID: String, km: Double)? { try db.gearCredit(workoutID: workoutID) }
-
     /// Credits a workout's distance to a pair, keyed by the workout: a second credit of the same
     /// workout changes nothing, to another pair moves it.
     public func credit(workoutID: String, to gearID: String, km: Double, workoutEndMs: Int64, nowMs: Int64) throws -> GearCreditOutcome {
         try db.transaction {
-            let previous = try db.gearCredit(workoutID: workoutID)
+            let previous = try reads.gearCredit(workoutID: workoutID)
             if let previous, previous.gearID == gearID, abs(previous.km - km) < 1e-9 { return .unchanged }
             try db.statement(
                 """
@@ -50,7 +45,7 @@ extension Store {
     @discardableResult
     public func uncredit(workoutID: String) throws -> String? {
         try db.transaction {
-            let previous = try db.gearCredit(workoutID: workoutID)
+            let previous = try reads.gearCredit(workoutID: workoutID)
             try db.statement("DELETE FROM gear_credit WHERE workout_id = ?").bind(.text(workoutID)).run()
             return previous?.gearID
         }

@@ -1,59 +1,18 @@
-/// Reading on the writer connection; the queries themselves are shared with `StoreReader`
-/// (SQLiteConnection+Reads.swift).
-extension Store {
-    /// Fixes with `fromMs <= ts_ms < toMs`, in time order (a local day: `LocalDay.bounds`).
-    /// `upTo` leaves out rows stored after a `RowCursor` was taken.
-    /// Streams them instead, for a whole day without holding it in memory.
-    /// Without a cursor it reads every committed row: the ingest journal is folded first.
-    public func forEachFix(fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredFix) throws -> Void) throws {
-        if cursor == nil { foldForReaders() }
-        try db.forEachFix(fromMs: fromMs, toMs: toMs, upTo: cursor, body)
-    }
-
-    public func fixes(fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil) throws -> [StoredFix] {
-        var fixes: [StoredFix] = []
-        try forEachFix(fromMs: fromMs, toMs: toMs, upTo: cursor) { fixes.append($0) }
-        return fixes
-    }
-
-    /// Heart-rate notifications with `fromMs <= ts_ms < toMs`, in time order, with their RR intervals.
-    public func forEachHeartRate(
-        fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredHeartRate) throws -> Void
-    ) throws {
-        if cursor == nil { foldForReaders() }
-        try db.forEachHeartRate(fromMs: fromMs, toMs: toMs, upTo: cursor, body)
-    }
-
-    public func heartRates(fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil) throws -> [StoredHeartRate] {
-        var samples: [StoredHeartRate] = []
-        try forEachHeartRate(fromMs: fromMs, toMs: toMs, upTo: cursor) { samples.append($0) }
-        return samples
-    }
-
-    /// Where the newest stored rows are: what `rows(after:)` continues from. Rows still in the
-    /// ingest journal come after it: they are seen once folded, within `[store] fold_s`.
-    public func rowCursor() throws -> RowCursor { try db.rowCursor() }
-
-    /// Rows stored after `cursor`, in the order they were stored (not time order: a bridge
-    /// backlog arrives late), at most `limit` of each kind, and the cursor after them. This is
-    /// how the running day aggregates see new data without reading the day again.
-    public func rows(after cursor: RowCursor, limit: Int) throws -> NewRows {
-        try db.rows(after: cursor, limit: limit)
-    }
-
-    /// Whether any fix, heart-rate notification or step record lies in `[fromMs, toMs)`.
-    public func hasRawData(fromMs: Int64, toMs: Int64) throws -> Bool {
+/// Reading on the writer connection: the queries are `StoreReads`', the same a `StoreReader` runs.
+extension Store: StoreReading {
+    /// Runs `body` on the writer connection with every row written so far: the ingest journal is
+    /// folded first.
+    public func read<T: Sendable>(_ body: @Sendable (StoreReads) throws -> T) throws -> T {
         foldForReaders()
-        return try db.hasRawData(fromMs: fromMs, toMs: toMs)
+        return try body(reads)
     }
 
-    public func dayAggregate(date: String) throws -> StoredDayAggregate? {
-        try db.dayAggregate(date: date)
-    }
-
-    /// The newest day with a final aggregate (dates sort as text).
-    public func latestFinalAggregateDay() throws -> String? {
-        try db.scalarText("SELECT date FROM day_aggregate WHERE final = 1 ORDER BY date DESC LIMIT 1")
+    /// Runs `body` on what the tables hold now, without folding the journal: for rows up to or
+    /// after a `RowCursor` (which only ever names folded rows) and for what the journal never
+    /// holds (aggregates, workouts, gear, sleep, folds). A fold is a commit; these reads run
+    /// every tick.
+    public func readStored<T: Sendable>(_ body: @Sendable (StoreReads) throws -> T) throws -> T {
+        try body(reads)
     }
 
     /// Saves a day's aggregate computed from the rows up to `cursor` (`day`'s bounds in Unix ms):

@@ -15,20 +15,6 @@ extension Store {
         return db.changes > 0 ? db.lastInsertRowID : nil
     }
 
-    /// Step records with `fromMs <= ts_ms < toMs`, in time order, streamed.
-    public func forEachStepRecord(
-        fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredStepRecord) throws -> Void
-    ) throws {
-        if cursor == nil { foldForReaders() }
-        try db.forEachStepRecord(fromMs: fromMs, toMs: toMs, upTo: cursor, body)
-    }
-
-    public func stepRecords(fromMs: Int64, toMs: Int64) throws -> [StoredStepRecord] {
-        var records: [StoredStepRecord] = []
-        try forEachStepRecord(fromMs: fromMs, toMs: toMs) { records.append($0) }
-        return records
-    }
-
     /// The origins of the accelerometer batches lately counted at their receive time, newest
     /// last, at most `perSensor` of each sensor: what `AccelerometerStepWindows` remembered
     /// before the agent stopped. Read from the newest `scannedRows` step records only (a row-id

@@ -12,7 +12,7 @@ extension Store {
     /// that announce it).
     @discardableResult
     func saveWorkoutRow(_ workout: StoredWorkout) throws -> WorkoutSaveOutcome {
-        guard let stored = try db.workout(id: workout.id) else {
+        guard let stored = try reads.workout(id: workout.id) else {
             let version = StoredWorkout.version(saving: workout.finished, over: nil)
             try db.statement(
                 """
@@ -51,15 +51,4 @@ extension Store {
             try db.statement("DELETE FROM workout WHERE id = ?").bind(.text(id)).run()
         }
     }
-
-    public func workout(id: String) throws -> StoredWorkout? { try db.workout(id: id) }
-
-    /// Workouts starting in `[fromMs, toMs)`, oldest first.
-    public func workouts(fromMs: Int64, toMs: Int64, finishedOnly: Bool = true) throws -> [StoredWorkout] {
-        try db.workouts(fromMs: fromMs, toMs: toMs, finishedOnly: finishedOnly)
-    }
-
-    public func openWorkouts() throws -> [StoredWorkout] { try db.openWorkouts() }
-
-    public func latestFinishedWorkout() throws -> StoredWorkout? { try db.latestFinishedWorkout() }
 }

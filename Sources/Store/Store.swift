@@ -19,7 +19,7 @@ import Supervision
 /// - Store+Outbox: the durable outbox and its `seq` counter.
 /// - Store+Published: acknowledged messages kept for resend requests.
 /// - Store+HeldMessages: messages the file could not take, queued by the next write that can.
-/// - Store+Reads: reading on the writer connection (the queries are SQLiteConnection+Reads').
+/// - Store+Reads: reading on the writer connection, `read`/`readStored` (StoreReading), and the day aggregates saved.
 /// - Store+Steps: step records.
 /// - Store+Workouts, Store+Gear: workouts, and the shoes they are credited to.
 /// - Store+DayFolds, Store+SleepEpochs, Store+SleepNights: day folds, sleep epochs and nights kept.
@@ -28,6 +28,9 @@ import Supervision
 /// Readers have a connection of their own: StoreReader (read-only, for queries and the command
 /// line while the agent runs), StoreReader+JSON (SQLite's `json_valid`), StoreReader+Published
 /// (a range of seqs for a resend request).
+///
+/// Both read one way (StoreReading.swift, `read { reads in … }`), through the queries of
+/// StoreReads (StoreReads.swift and its extensions); SQLiteConnection is the generic C wrapper.
 public actor Store {
     public nonisolated let path: String
     /// Set when the file was found damaged at start and moved aside to this path.
@@ -60,6 +63,8 @@ public actor Store {
 
     /// The writer connection; replaced by `reopen` when the file was deleted or replaced.
     var db: SQLiteConnection
+    /// The domain reads on the writer connection (StoreReads.swift).
+    var reads: StoreReads { StoreReads(db) }
     let logger: Logger
     let synchronous: Synchronous
     /// The owner's clock: the outbox's stamps, the name a damaged file is kept under, what a

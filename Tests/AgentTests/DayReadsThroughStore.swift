@@ -11,11 +11,13 @@ extension DayAggregate {
     /// rows, so a day of 1 Hz data is never held in memory.
     static func rebuild(_ day: LocalDay, settings: AggregateSettings, store: Store, upTo cursor: RowCursor?) async throws -> DayAggregate {
         let bounds = day.boundsMs
-        var aggregate = DayAggregate(day: day, settings: settings)
-        try await store.forEachHeartRate(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = aggregate.add($0) }
-        try await store.forEachFix(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = aggregate.add($0) }
-        try await store.forEachStepRecord(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = aggregate.add($0) }
-        return aggregate
+        return try await store.readStored { reads in
+            var aggregate = DayAggregate(day: day, settings: settings)
+            try reads.forEachHeartRate(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = aggregate.add($0) }
+            try reads.forEachFix(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = aggregate.add($0) }
+            try reads.forEachStepRecord(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = aggregate.add($0) }
+            return aggregate
+        }
     }
 }
 
@@ -26,11 +28,14 @@ extension SleepNight {
         _ day: LocalDay, settings: AggregateSettings, store: Store, upTo cursor: RowCursor?, nowMs: Int64? = nil
     ) async throws -> SleepNight {
         let window = window(of: day)
-        var samples = NightSamples()
-        try await store.forEachHeartRate(fromMs: window.start, toMs: window.end, upTo: cursor) { _ = samples.add($0) }
-        guard let series = samples.dominant else { return .none }
+        let dominant = try await store.readStored { reads in
+            var samples = NightSamples()
+            try reads.forEachHeartRate(fromMs: window.start, toMs: window.end, upTo: cursor) { _ = samples.add($0) }
+            return samples.dominant
+        }
+        guard let series = dominant else { return .none }
         let range = SleepEpochCache.range(ofWindow: window)
-        let kept = try await store.sleepEpochs(sensor: series.sensor, fromS: range.fromS, toS: range.toS)
+        let kept = try await store.readStored { try $0.sleepEpochs(sensor: series.sensor, fromS: range.fromS, toS: range.toS) }
         let cache = SleepEpochCache(sensor: series.sensor, read: kept)
         let night = compute(day, settings: settings, series: series, nowMs: nowMs, cache: cache)
         try await store.saveSleepEpochs(cache.takeFresh())

@@ -42,10 +42,10 @@ struct GearTests {
         try await rig.feed(first, to: service)
         try await rig.feed(second, to: service)
 
-        let runs = try await rig.store.workouts(fromMs: 0, toMs: .max)
+        let runs = try await rig.store.readStored { try $0.workouts(fromMs: 0, toMs: .max) }
         try #require(runs.count == 2, "\(runs)")
         func pair(_ id: String) async throws -> Credits.Pair? {
-            try await rig.store.gear(id: id).map { Credits.Pair(runs: $0.runs, totalKm: $0.totalKm) }
+            try await rig.store.readStored { try $0.gear(id: id) }.map { Credits.Pair(runs: $0.runs, totalKm: $0.totalKm) }
         }
         func limits() async throws -> [(percent: Int?, message: String?)] {
             try await GearTests.events(rig, "limit").map { ($0["percent"] as? Int, $0["message"] as? String) }
@@ -58,7 +58,7 @@ struct GearTests {
         try await rig.feed(second, to: service)
         try await rig.gear.workoutFinished(runs[1])
         let creditedAfterReplay = try await GearTests.events(rig, "credited").count
-        let runsAfterReplay = try await rig.store.gear(id: "pegasus")?.runs
+        let runsAfterReplay = try await rig.store.readStored { try $0.gear(id: "pegasus") }?.runs
 
         // The second run was in the trail shoes: moved, and back again.
         _ = try await rig.gear.assign(workout: runs[1], to: "trail")
@@ -129,12 +129,12 @@ struct GearTests {
         let service = rig.service()
         try await service.start(nowMs: WorkoutServiceTests.t0.unixMs)
         try await rig.feed(WorkoutServiceTests.Session(start: WorkoutServiceTests.t0, runS: 720), to: service)
-        let run = try #require(try await rig.store.workouts(fromMs: 0, toMs: .max).first)
-        #expect(try await rig.store.gear(id: "pegasus")?.runs == 0)
+        let run = try #require(try await rig.store.readStored { try $0.workouts(fromMs: 0, toMs: .max) }.first)
+        #expect(try await rig.store.readStored { try $0.gear(id: "pegasus") }?.runs == 0)
         _ = try await rig.gear.assign(workout: run, to: "pegasus")
-        #expect(try await rig.store.gear(id: "pegasus")?.runs == 1)
+        #expect(try await rig.store.readStored { try $0.gear(id: "pegasus") }?.runs == 1)
         _ = try await rig.gear.assign(workout: run, to: nil)
-        #expect(try await rig.store.gear(id: "pegasus")?.totalKm == 10)
+        #expect(try await rig.store.readStored { try $0.gear(id: "pegasus") }?.totalKm == 10)
     }
 
     @Test("commands are checked before anything is done: ops, ids that would make topics, numbers")

@@ -149,6 +149,6 @@ struct KeptDayFoldTests {
     func pruned() async throws {
         let rig = try await Self.rig()
         _ = try await rig.store.pruneRawRows(beforeMs: Self.day.boundsMs.start + 1)
-        #expect(try await rig.store.dayFold(date: "2026-11-21").fold == nil)
+        #expect(try await rig.store.readStored { try $0.dayFold(date: "2026-11-21") }.fold == nil)
     }
 }

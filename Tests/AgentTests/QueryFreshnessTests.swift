@@ -200,7 +200,7 @@ struct QueryFreshnessTests {
         // And the stored aggregate now covers the day: the reply comes from it, unchanged.
         let fromAggregate = try QueryFreshnessTests.figures(in: try await requester.ask(
             "keepalive/testpi/selection/date", date: "\(pastDay)", qos: .atMostOnce, round: rounds + 1))
-        let stale = try SQLiteConnection(path: agent.storePath, readOnly: true).dayAggregate(date: pastDay.description)?.isStale
+        let stale = try StoreReader(path: agent.storePath).read { try $0.dayAggregate(date: pastDay.description) }?.isStale
         return Outcome(
             rounds: recorded, roundsWhileStreaming: roundsWhileStreaming, previous: previous, gpsLog: gpsLog, final: final,
             settled: settled, published: published.count, streamedS: streamed, interval: interval, fromAggregate: fromAggregate,

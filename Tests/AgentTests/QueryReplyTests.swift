@@ -38,8 +38,8 @@ struct QueryReplyTests {
         let storePath = setup.agent.storePath
         let fromAggregate = await captured {
             try await Wait.until(timeout: 20, "the day's final aggregate with its first and last fix") {
-                let db = try SQLiteConnection(path: storePath, readOnly: true)
-                return try db.dayAggregate(date: setup.day.description)?.lastFix != nil
+                let reader = try StoreReader(path: storePath)
+                return try reader.read { try $0.dayAggregate(date: setup.day.description) }?.lastFix != nil
             }
             return try await setup.request("\(setup.day)")
         }

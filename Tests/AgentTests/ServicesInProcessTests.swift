@@ -53,12 +53,14 @@ struct ServicesInProcessTests {
     }
 
     struct Rig {
+        /// Kept as long as the rig: readers (the workout window's) open the store by its path.
+        let directory: TemporaryDirectory
         let store: Store
         let writer: SampleWriter
         let counters: IngestCounters
 
         init(maxPendingFixes: Int = 50_000) throws {
-            let directory = try TemporaryDirectory("in-process")
+            directory = try TemporaryDirectory("in-process")
             store = try Store(path: directory.file("k.db"))
             // A client never started: the drain sends nothing, the outbox keeps every message in order.
             let client = MQTTClient(options: MQTTClientOptions(host: "127.0.0.1", port: 9, clientID: "in-process"), logger: Logger(label: "test"))
@@ -130,7 +132,7 @@ struct ServicesInProcessTests {
         #expect(rig.counters.gpsDropped.value(IngestCounters.GPSDrop.memoryLimit) == 30)
         #expect(await rig.writer.pendingSamples == 100)
         try await rig.writer.publish([])
-        let stored = try await rig.store.fixes(fromMs: 0, toMs: .max)
+        let stored = try await rig.store.read { try $0.fixes(fromMs: 0, toMs: .max) }
         #expect(stored.count == 100 && stored.first?.timeMs == (Self.t0 + 30) * 1000, "the newest 100 kept")
         #expect(await rig.writer.pendingSamples == 0)
     }
@@ -146,6 +148,6 @@ struct ServicesInProcessTests {
         #expect(queued.compactMap { $0["i"] as? Int } == Array(0..<20))
         let seqs = queued.compactMap { $0["seq"] as? Int }
         #expect(zip(seqs, seqs.dropFirst()).allSatisfy { $1 == $0 + 1 })
-        #expect(try await rig.store.fixes(fromMs: 0, toMs: .max).count == 1, "the waiting fix went in with the first message")
+        #expect(try await rig.store.read { try $0.fixes(fromMs: 0, toMs: .max) }.count == 1, "the waiting fix went in with the first message")
     }
 }

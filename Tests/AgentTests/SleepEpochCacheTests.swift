@@ -29,7 +29,7 @@ struct SleepEpochCacheTests {
     }
 
     static func epochRows(_ store: Store) async throws -> SleepEpochRead {
-        try await store.sleepEpochs(sensor: "h10", fromS: 0, toS: .max)
+        try await store.readStored { try $0.sleepEpochs(sensor: "h10", fromS: 0, toS: .max) }
     }
 
     /// The epochs of the whole stored night, through a cache holding what `store` kept.

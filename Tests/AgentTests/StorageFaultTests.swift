@@ -101,7 +101,7 @@ struct RetentionTests {
         }
         try await store.saveDayAggregate(
             StoredDayAggregate(date: "2027-01-01", tz: "UTC", payload: "{}", final: true, updatedMs: 0),
-            builtUpTo: try await store.rowCursor(), dayMs: (0, 0))
+            builtUpTo: try await store.readStored { try $0.rowCursor() }, dayMs: (0, 0))
 
         let keepFive = RetentionService(store: store, retentionDays: 5, maxBytes: 0, clock: AgentClock(), logger: .init(label: "test"))
         try await keepFive.pruneOnce(now: now)
@@ -114,7 +114,7 @@ struct RetentionTests {
         let store = try await Self.prunedToFiveDays(in: directory)
         let oldest = try #require(try await store.oldestRawTimeMs())
         #expect(oldest >= Self.nowMs - 5 * Self.day)
-        #expect(try await store.dayAggregate(date: "2027-01-01") != nil)
+        #expect(try await store.readStored { try $0.dayAggregate(date: "2027-01-01") } != nil)
     }
 
     @Test("over max_bytes the oldest rows go first and the file gives space back")

@@ -39,7 +39,7 @@ struct WorkoutHorizonTests {
             rig.clock.set(rig.clock.now().addingTimeInterval(5))
             try await service.tick(nowMs: storedMs + Int64(poll) * 5_000)
         }
-        let workouts = try await rig.store.workouts(fromMs: 0, toMs: .max)
+        let workouts = try await rig.store.readStored { try $0.workouts(fromMs: 0, toMs: .max) }
         try #require(workouts.count == 1, "one run, one workout: \(workouts.map { ($0.startMs, $0.endMs, $0.distanceM) })")
         let end = try #require(workouts[0].endMs)
         #expect(abs(end - session.runEnd.unixMs) <= 30_000, "ends at \(end), the run at \(session.runEnd.unixMs)")

@@ -54,7 +54,7 @@ struct WorkoutPauseTests {
         let service = rig.service()
         try await service.start(nowMs: WorkoutServiceTests.t0.unixMs)
         try await rig.feed(track(parts), to: service)
-        return try await rig.store.workouts(fromMs: 0, toMs: .max)
+        return try await rig.store.readStored { try $0.workouts(fromMs: 0, toMs: .max) }
     }
 
     static func field(_ workout: StoredWorkout, _ key: String) -> Double? {

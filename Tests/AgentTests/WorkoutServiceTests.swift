@@ -117,7 +117,7 @@ struct WorkoutServiceTests {
         let finished = try await rig.events("finished")
         let all = try await rig.events()
         var savedStartMs: Int64?
-        if let id = finished.first?["id"] as? String { savedStartMs = try await rig.store.workout(id: id)?.startMs }
+        if let id = finished.first?["id"] as? String { savedStartMs = try await rig.store.readStored({ try $0.workout(id: id) })?.startMs }
         let lastMessages = try await rig.inner.queued("\(Self.root)/workout/last")
             .map { String(decoding: try JSONSerialization.data(withJSONObject: $0), as: UTF8.self) }
 
@@ -129,7 +129,7 @@ struct WorkoutServiceTests {
         try await restarted.start(nowMs: rig.clock.now().unixMs)
         try await restarted.tick(nowMs: rig.clock.now().unixMs + 60_000)
         let messagesAfter = try await rig.store.pendingMessages(afterID: 0, limit: 10_000).count
-        let stored = try await rig.store.workouts(fromMs: 0, toMs: .max)
+        let stored = try await rig.store.readStored { try $0.workouts(fromMs: 0, toMs: .max) }
         return OneRun(
             runStart: session.runStart, runEnd: session.runEnd, startedIDs: started.map { $0["id"] as? String },
             finishedIDs: finished.map { $0["id"] as? String }, allEvents: "\(all)", savedStartMs: savedStartMs,
@@ -209,7 +209,7 @@ struct WorkoutServiceTests {
         let started = try await rig.events("started")
         let all = try await rig.events()
         try #require(started.count == 1, "announced after 10 minutes and 500 m: \(all)")
-        #expect(try await rig.store.openWorkouts().count == 1)
+        #expect(try await rig.store.readStored { try $0.openWorkouts() }.count == 1)
 
         let second = rig.service()
         try await second.start(nowMs: rig.clock.now().unixMs)
@@ -218,8 +218,8 @@ struct WorkoutServiceTests {
         let finished = try await rig.events("finished")
         try #require(finished.count == 1)
         #expect(finished[0]["id"] as? String == started[0]["id"] as? String)
-        #expect(try await rig.store.workouts(fromMs: 0, toMs: .max).count == 1)
-        #expect(try await rig.store.openWorkouts().isEmpty)
+        #expect(try await rig.store.readStored { try $0.workouts(fromMs: 0, toMs: .max) }.count == 1)
+        #expect(try await rig.store.readStored { try $0.openWorkouts() }.isEmpty)
     }
 
     @Test("a fever day: heart rate high and steady all day while sitting, and a 3-minute walk: no workout")
@@ -232,7 +232,7 @@ struct WorkoutServiceTests {
         try await rig.feed(session, to: service)
         let events = try await rig.events()
         #expect(events.isEmpty, "\(events)")
-        #expect(try await rig.store.workouts(fromMs: 0, toMs: .max, finishedOnly: false).isEmpty)
+        #expect(try await rig.store.readStored { try $0.workouts(fromMs: 0, toMs: .max, finishedOnly: false) }.isEmpty)
     }
 
     @Test("started by command: kept however short, announced, and detection finds nothing of its own inside it")
@@ -249,7 +249,7 @@ struct WorkoutServiceTests {
         #expect(stopped.id == open.id && stopped.finished && stopped.source == "manual" && stopped.sport == "walk")
         #expect(stopped.distanceM > 800, "5 minutes at 3 m/s inside it: \(stopped.distanceM)")
         #expect(try await rig.events("finished").count == 1)
-        #expect(try await rig.store.workouts(fromMs: 0, toMs: .max).count == 1)
+        #expect(try await rig.store.readStored { try $0.workouts(fromMs: 0, toMs: .max) }.count == 1)
         await #expect(throws: WorkoutService.ManualError.self) { try await service.stopManual(sport: nil) }
     }
 }

@@ -13,7 +13,8 @@ struct WorkoutWindowTests {
     @Test("a window that settles after a backlog holds buffers of the minutes it keeps, not of the backlog")
     func settledBuffersFitWhatIsKept() async throws {
         let directory = try TemporaryDirectory("workout-window")
-        let store = try Store(path: directory.file("k.db"))
+        _ = try Store(path: directory.file("k.db"))
+        let reader = try StoreReader(path: directory.file("k.db"))
         var window = WorkoutWindow(detector: WorkoutDetector(settings: WorkoutSettings(), zones: HeartRateZones(maxHR: 190, restingHR: 60)))
         // Ten hours of a resting strap at 2 Hz (synthesised: plumbing), in batches of 2 000 as the
         // service reads them, the window looked at and settled after each, as during a backlog.
@@ -26,9 +27,9 @@ struct WorkoutWindowTests {
                     sensor: "strap", timeMs: startMs + Int64(index) * 500, receivedMs: startMs, bpm: 60 + index % 20, contact: 2, valid: true,
                     raw: [])
             }
-            if first == 0 { try await window.load(fromMs: startMs, store: store, upTo: RowCursor()) }
+            if first == 0 { try window.load(fromMs: startMs, reader: reader, upTo: RowCursor()) }
             var adding = window
-            _ = try await adding.add(fixes: [], heartRates: heartRates, store: store, upTo: RowCursor())
+            _ = try adding.add(fixes: [], heartRates: heartRates, reader: reader, upTo: RowCursor())
             window = adding
             let newestMs = heartRates.last?.timeMs ?? startMs
             let horizon = WorkoutDetector.Horizon(motionMs: nil, pulseMs: newestMs, nowMs: newestMs)

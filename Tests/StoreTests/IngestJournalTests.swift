@@ -73,7 +73,7 @@ struct IngestJournalTests {
         #expect(firstWrite.heartRatesInserted == 1 && firstWrite.stepRecordsInserted == 1)
         #expect(again.heartRatesInserted == 1 && again.stepRecordsInserted == 0, "only the other sensor's is new")
         #expect(replayAfterFold.heartRatesInserted == 0 && replayAfterFold.stepRecordsInserted == 0)
-        #expect(try await store.heartRates(fromMs: 0, toMs: .max).map(\.sensor).sorted() == ["AA:BB:CC:DD:EE:FF", "other"])
+        #expect(try await store.read { try $0.heartRates(fromMs: 0, toMs: .max) }.map(\.sensor).sorted() == ["AA:BB:CC:DD:EE:FF", "other"])
     }
 
     @Test("a window too large for a slot does not encode")
@@ -90,10 +90,10 @@ struct IngestJournalTests {
         let (path, store) = (opened.path, opened.store)
         for second in Int64(0)..<10 { try await store.write(fixes: [fix(second)], heartRates: [heartRate(second)]) }
         let reader = try StoreReader(path: path)
-        #expect(try reader.snapshot { try reader.rows(after: RowCursor(), limit: 100).fixes.count } == 0)
+        #expect(try reader.read { try $0.rows(after: RowCursor(), limit: 100) }.fixes.count == 0)
         #expect(await store.journalStatus().pendingWindows == 10)
         await store.foldForReaders()
-        let rows = try reader.snapshot { try reader.rows(after: RowCursor(), limit: 100) }
+        let rows = try reader.read { try $0.rows(after: RowCursor(), limit: 100) }
         #expect(rows.fixes == (0..<10).map { fix($0) })
         #expect(rows.heartRates == (0..<10).map { heartRate($0) })
         #expect(await store.journalStatus() == JournalStatus(enabled: true, pendingWindows: 0, pendingRows: 0, folds: 1, foldedRows: 20))
@@ -110,9 +110,9 @@ struct IngestJournalTests {
         await store.foldForReaders()
         let folded = try await store.write(fixes: [fix(1), fix(2)], heartRates: [heartRate(1)], steps: [stepWindow(1)])
         #expect((folded.fixesInserted, folded.heartRatesInserted, folded.stepRecordsInserted) == (1, 0, 0))
-        #expect(try await store.fixes(fromMs: Self.start, toMs: Self.start + 10_000).count == 2)
-        #expect(try await store.heartRates(fromMs: Self.start, toMs: Self.start + 10_000).count == 1)
-        #expect(try await store.stepRecords(fromMs: Self.start, toMs: Self.start + 10_000).count == 1)
+        #expect(try await store.read { try $0.fixes(fromMs: Self.start, toMs: Self.start + 10_000) }.count == 2)
+        #expect(try await store.read { try $0.heartRates(fromMs: Self.start, toMs: Self.start + 10_000) }.count == 1)
+        #expect(try await store.read { try $0.stepRecords(fromMs: Self.start, toMs: Self.start + 10_000) }.count == 1)
     }
 
     /// A store that went round its ring more than once and was dropped without a fold, as a SIGKILL leaves it.
@@ -137,7 +137,7 @@ struct IngestJournalTests {
         let path = try await crashedRing(in: directory)
         let reopened = try Store(Store.Configuration(path: path, journalFoldAfter: .seconds(3600)))
         let count = Int64(IngestRing.slots + 30)
-        #expect(try await reopened.fixes(fromMs: Self.start, toMs: .max) == (0..<count).map { fix($0) })
+        #expect(try await reopened.read { try $0.fixes(fromMs: Self.start, toMs: .max) } == (0..<count).map { fix($0) })
     }
 
     @Test("the ring goes on after what a crash left in it is folded")
@@ -147,8 +147,8 @@ struct IngestJournalTests {
         let reopened = try Store(Store.Configuration(path: path, journalFoldAfter: .seconds(3600)))
         let count = Int64(IngestRing.slots + 30)
         try await reopened.write(fixes: [fix(count)], heartRates: [heartRate(count)])
-        #expect(try await reopened.fixes(fromMs: Self.start, toMs: .max) == (0...count).map { fix($0) })
-        #expect(try await reopened.heartRates(fromMs: Self.start, toMs: .max).count == Int(count) + 1)
+        #expect(try await reopened.read { try $0.fixes(fromMs: Self.start, toMs: .max) } == (0...count).map { fix($0) })
+        #expect(try await reopened.read { try $0.heartRates(fromMs: Self.start, toMs: .max) }.count == Int(count) + 1)
     }
 
     @Test("what a crash leaves in the ring is folded once: a later start folds nothing again")
@@ -162,7 +162,7 @@ struct IngestJournalTests {
         await reopened.foldForReaders()
         // A third start finds nothing new to fold: the marker moved on.
         let third = try Store(Store.Configuration(path: path, journalFoldAfter: .seconds(3600)))
-        #expect(try await third.fixes(fromMs: Self.start, toMs: .max).count == Int(count) + 1)
+        #expect(try await third.read { try $0.fixes(fromMs: Self.start, toMs: .max) }.count == Int(count) + 1)
         #expect(await third.journalStatus().folds == 0)
     }
 
@@ -173,10 +173,10 @@ struct IngestJournalTests {
         let day = LocalDay(containing: Date(unixMs: Self.start), timeZone: TimeZone(identifier: "UTC")!)
         try await store.saveDayAggregate(
             StoredDayAggregate(date: day.description, tz: "UTC", payload: "{}", final: true, updatedMs: 1),
-            builtUpTo: try await store.rowCursor(), dayMs: day.boundsMs)
+            builtUpTo: try await store.readStored { try $0.rowCursor() }, dayMs: day.boundsMs)
         try await store.write(fixes: [fix(1)])
         #expect(await store.journalStatus().pendingWindows == 0)
-        #expect(try await store.dayAggregate(date: day.description)?.isStale == true)
+        #expect(try await store.readStored { try $0.dayAggregate(date: day.description) }?.isStale == true)
         // The next day has no aggregate: its rows wait in the journal.
         try await store.write(fixes: [fix(86_400)])
         #expect(await store.journalStatus().pendingWindows == 1)
@@ -190,7 +190,7 @@ struct IngestJournalTests {
         try await store.write(fixes: [fix(0)])
         try await store.write(heartRates: (1..<200).map { heartRate($0) })
         #expect(await store.journalStatus().pendingWindows == 0)
-        let rows = try StoreReader(path: path).rows(after: RowCursor(), limit: 1000)
+        let rows = try StoreReader(path: path).read { try $0.rows(after: RowCursor(), limit: 1000) }
         #expect(rows.fixes.count == 1 && rows.heartRates.count == 199)
     }
 
@@ -273,7 +273,7 @@ struct IngestJournalTests {
         let damaged = try JournalFile(path: ring, slots: IngestRing.slots, syncsEachWrite: false).read().damaged
         let store = try Store(Store.Configuration(path: path, journalFoldAfter: .seconds(3600)))
         try await store.write(fixes: [fix(seconds.upperBound)])
-        let times = try await store.fixes(fromMs: Self.start, toMs: .max).map { ($0.timeMs - Self.start) / 1000 }
+        let times = try await store.read { try $0.fixes(fromMs: Self.start, toMs: .max) }.map { ($0.timeMs - Self.start) / 1000 }
         return (times, try FileManager.default.attributesOfItem(atPath: ring)[.size] as? Int, damaged)
     }
 
@@ -327,7 +327,7 @@ struct IngestJournalTests {
     @Test("a ring file deleted while the store runs loses nothing")
     func ringDeletedLosesNothing() async throws {
         let (opened, _) = try await ringDeletedWhileRunning()
-        #expect(try await opened.store.fixes(fromMs: Self.start, toMs: .max).count == 3)
+        #expect(try await opened.store.read { try $0.fixes(fromMs: Self.start, toMs: .max) }.count == 3)
     }
 
     /// A schema-7 file (its ring a table: five windows, the first two folded), opened and written once.
@@ -363,8 +363,8 @@ struct IngestJournalTests {
     func schema7TableIsFoldedAndDropped() async throws {
         let directory = try TemporaryDirectory()
         let (path, store) = try await schema7Opened(in: directory)
-        #expect(try await store.fixes(fromMs: Self.start, toMs: .max).map(\.timeMs) == [3, 4, 5, 6].map { Self.start + $0 * 1000 })
-        #expect(try await store.heartRates(fromMs: Self.start, toMs: .max).map(\.timeMs) == [3, 4, 5].map { Self.start + $0 * 1000 })
+        #expect(try await store.read { try $0.fixes(fromMs: Self.start, toMs: .max) }.map(\.timeMs) == [3, 4, 5, 6].map { Self.start + $0 * 1000 })
+        #expect(try await store.read { try $0.heartRates(fromMs: Self.start, toMs: .max) }.map(\.timeMs) == [3, 4, 5].map { Self.start + $0 * 1000 })
         let db = try SQLiteConnection(path: path, readOnly: true)
         #expect(try db.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'ingest_journal'") == 0)
         #expect(try db.scalarInt("PRAGMA user_version") == Int64(Schema.latestVersion))
@@ -387,9 +387,9 @@ struct IngestJournalTests {
         try await second.write(fixes: [fix(1)])
         #expect(await second.journalStatus().enabled == false)
         #expect(await opened.store.journalStatus().pendingWindows == 1)
-        #expect(try await second.fixes(fromMs: Self.start, toMs: .max).map(\.timeMs) == [Self.start + 1000], "the other's window is still in its ring")
+        #expect(try await second.read { try $0.fixes(fromMs: Self.start, toMs: .max) }.map(\.timeMs) == [Self.start + 1000], "the other's window is still in its ring")
         await opened.store.foldForReaders()
-        #expect(try await second.fixes(fromMs: Self.start, toMs: .max).count == 2)
+        #expect(try await second.read { try $0.fixes(fromMs: Self.start, toMs: .max) }.count == 2)
     }
 
     /// A journaled store with one window, then made read-only, and a message that cannot be queued.
@@ -421,7 +421,7 @@ struct IngestJournalTests {
         }
         try await store.executeForTest("PRAGMA query_only = OFF")
         #expect(try await store.pendingMessages(afterID: 0, limit: 10).isEmpty)
-        #expect(try await store.fixes(fromMs: Self.start, toMs: .max).map(\.timeMs) == [0, 1, 2].map { Self.start + $0 * 1000 })
+        #expect(try await store.read { try $0.fixes(fromMs: Self.start, toMs: .max) }.map(\.timeMs) == [0, 1, 2].map { Self.start + $0 * 1000 })
     }
 }
 

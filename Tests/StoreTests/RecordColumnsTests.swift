@@ -34,39 +34,39 @@ struct RecordColumnsTests {
         let path = directory.file("k.db")
         let store = try await filledStore(path)
 
-        #expect(try await store.fixes(fromMs: 0, toMs: 2_000_000) == [Self.fullFix, Self.laterFix])
-        #expect(try await store.heartRates(fromMs: 0, toMs: 2_000_000) == [Self.band, Self.strap])
-        #expect(try await store.stepRecords(fromMs: 0, toMs: 2_000_000) == [Self.window, Self.rsc])
+        #expect(try await store.read { try $0.fixes(fromMs: 0, toMs: 2_000_000) } == [Self.fullFix, Self.laterFix])
+        #expect(try await store.read { try $0.heartRates(fromMs: 0, toMs: 2_000_000) } == [Self.band, Self.strap])
+        #expect(try await store.read { try $0.stepRecords(fromMs: 0, toMs: 2_000_000) } == [Self.window, Self.rsc])
 
-        let new = try await store.rows(after: RowCursor(), limit: 10)
+        let new = try await store.readStored { try $0.rows(after: RowCursor(), limit: 10) }
         #expect(new.fixes == [Self.laterFix, Self.fullFix])
         #expect(new.heartRates == [Self.strap, Self.band])
         #expect(new.steps == [Self.rsc, Self.window])
         #expect(new.cursor == RowCursor(fixID: 2, heartRateID: 2, stepID: 2))
-        let rest = try await store.rows(after: RowCursor(fixID: 1, heartRateID: 1, stepID: 1), limit: 10)
+        let rest = try await store.readStored { try $0.rows(after: RowCursor(fixID: 1, heartRateID: 1, stepID: 1), limit: 10) }
         #expect(rest.fixes == [Self.fullFix] && rest.heartRates == [Self.band] && rest.steps == [Self.window])
 
         let reader = try StoreReader(path: path)
-        try reader.snapshot {
+        try reader.read { reads in
             var fixes: [StoredFix] = []
-            try reader.forEachFix(fromMs: 0, toMs: 2_000_000) { fixes.append($0) }
+            try reads.forEachFix(fromMs: 0, toMs: 2_000_000) { fixes.append($0) }
             #expect(fixes == [Self.fullFix, Self.laterFix])
             var heartRates: [StoredHeartRate] = []
-            try reader.forEachHeartRate(fromMs: 0, toMs: 2_000_000) { heartRates.append($0) }
+            try reads.forEachHeartRate(fromMs: 0, toMs: 2_000_000) { heartRates.append($0) }
             #expect(heartRates == [Self.band, Self.strap])
             var steps: [StoredStepRecord] = []
-            try reader.forEachStepRecord(fromMs: 0, toMs: 2_000_000) { steps.append($0) }
+            try reads.forEachStepRecord(fromMs: 0, toMs: 2_000_000) { steps.append($0) }
             #expect(steps == [Self.window, Self.rsc])
-            #expect(try reader.rows(after: RowCursor(), limit: 10).heartRates == [Self.strap, Self.band])
+            #expect(try reads.rows(after: RowCursor(), limit: 10).heartRates == [Self.strap, Self.band])
 
-            let ends = try reader.fixEnds(fromMs: 0, toMs: 2_000_000)
+            let ends = try reads.fixEnds(fromMs: 0, toMs: 2_000_000)
             #expect(ends.first == Self.fullFix && ends.last == Self.laterFix)
             // One slot holds both: its first fix is the earlier one although it has the larger id.
             var slots: [StoredFix] = []
-            try reader.firstFixPerSlot(fromMs: 0, toMs: 2_000_000, slotMs: 10_000) { slots.append($0) }
+            try reads.firstFixPerSlot(fromMs: 0, toMs: 2_000_000, slotMs: 10_000) { slots.append($0) }
             #expect(slots == [Self.fullFix])
             slots = []
-            try reader.firstFixPerSlot(fromMs: 0, toMs: 2_000_000, slotMs: 1000) { slots.append($0) }
+            try reads.firstFixPerSlot(fromMs: 0, toMs: 2_000_000, slotMs: 1000) { slots.append($0) }
             #expect(slots == [Self.fullFix, Self.laterFix])
         }
     }
@@ -81,9 +81,9 @@ struct RecordColumnsTests {
         // 1970: the rows are recent for a clock 48 hours after them.
         let report = try await store.reopen(after: .deleted, now: Date(timeIntervalSince1970: 2 * 86_400))
         #expect(report.fixes == 2 && report.heartRates == 2 && report.stepRecords == 2)
-        #expect(try await store.fixes(fromMs: 0, toMs: 2_000_000) == [Self.fullFix, Self.laterFix])
-        #expect(try await store.heartRates(fromMs: 0, toMs: 2_000_000) == [Self.band, Self.strap])
-        #expect(try await store.stepRecords(fromMs: 0, toMs: 2_000_000) == [Self.window, Self.rsc])
+        #expect(try await store.read { try $0.fixes(fromMs: 0, toMs: 2_000_000) } == [Self.fullFix, Self.laterFix])
+        #expect(try await store.read { try $0.heartRates(fromMs: 0, toMs: 2_000_000) } == [Self.band, Self.strap])
+        #expect(try await store.read { try $0.stepRecords(fromMs: 0, toMs: 2_000_000) } == [Self.window, Self.rsc])
     }
 
     /// A read-only connection to a filled store's file, kept in `directory`.

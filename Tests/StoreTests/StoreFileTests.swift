@@ -36,14 +36,14 @@ struct StoreFileTests {
         }).seqs
         try await store.saveDayAggregate(
             StoredDayAggregate(date: "2026-11-20", tz: "UTC", payload: "{}", final: true, updatedMs: 1),
-            builtUpTo: try await store.rowCursor(), dayMs: (0, 0))
+            builtUpTo: try await store.readStored { try $0.rowCursor() }, dayMs: (0, 0))
         // A workout and the shoes it is credited to: nothing in the raw rows could rebuild them.
         try await store.saveWorkout(StoredWorkout(
             id: "w1", startMs: 1, endMs: 2, sport: "run", source: "auto", finished: true, distanceM: 5000, record: #"{"id":"w1"}"#, updatedMs: 2))
         try await store.addGear(id: "pegasus", name: "Pegasus", startKm: 10, limitKm: 800, nowMs: 1)
         _ = try await store.credit(workoutID: "w1", to: "pegasus", km: 5, workoutEndMs: 2, nowMs: 3)
         let reader = try StoreReader(path: path)
-        #expect(try reader.snapshot { try reader.dayAggregate(date: "2026-11-20") } != nil)
+        #expect(try reader.read { try $0.dayAggregate(date: "2026-11-20") } != nil)
         #expect(await store.checkFile() == nil)
         // Written after the last check, before anyone noticed: must not be lost either.
         try await store.write(heartRates: [Self.heartRate(-1, nowMs: nowMs)])
@@ -67,8 +67,8 @@ struct StoreFileTests {
         #expect(await store.checkFile() == nil)
         #expect(report.outboxMessages == 2)
         #expect(report.dayAggregates == 1)
-        #expect(try await store.workout(id: "w1")?.version == 1)
-        #expect(try await store.gear(id: "pegasus")?.totalKm == 15)
+        #expect(try await store.readStored { try $0.workout(id: "w1") }?.version == 1)
+        #expect(try await store.readStored { try $0.gear(id: "pegasus") }?.totalKm == 15)
         // 48 hours of one-a-minute rows (2880, or 2881 with the edge) and the one after the check.
         #expect((2881...2882).contains(report.heartRates), "\(report.heartRates)")
         // The counter goes on from where it was; the messages keep their seqs.
@@ -89,9 +89,9 @@ struct StoreFileTests {
         #expect(unlink(filled.path) == 0)
         _ = try await store.reopen(after: .deleted)
         try await store.write(heartRates: [Self.heartRate(-2, nowMs: nowMs)])
-        let count = try reader.snapshot {
+        let count = try reader.read { reads in
             var rows = 0
-            try reader.forEachHeartRate(fromMs: nowMs + 1, toMs: nowMs + 10_000) { _ in rows += 1 }
+            try reads.forEachHeartRate(fromMs: nowMs + 1, toMs: nowMs + 10_000) { _ in rows += 1 }
             return rows
         }
         #expect(count == 2, "the rows stored after the deletion, read through the old reader")

@@ -39,7 +39,7 @@ struct StoreTests {
             try await store.write(fixes: [fix(1000)], messages: [draft("t/a"), draft("t/b")])
         }
         let reopened = try Store(path: path)
-        #expect(try await reopened.fixes(fromMs: 0, toMs: 2_000_000).count == 1)
+        #expect(try await reopened.read { try $0.fixes(fromMs: 0, toMs: 2_000_000) }.count == 1)
         #expect(await reopened.currentSeq == 2)
         let next = try await reopened.write(messages: [draft("t/c")])
         #expect(next.seqs == [3])
@@ -73,7 +73,7 @@ struct StoreTests {
         let upgraded = try SQLiteConnection(path: first)
         #expect(try upgraded.scalarInt("PRAGMA user_version") == Int64(Schema.latestVersion))
         #expect(try upgraded.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'rr_interval_by_time'") == 0)
-        let kept = try #require(try upgraded.dayAggregate(date: "2026-01-01"))
+        let kept = try #require(try StoreReads(upgraded).dayAggregate(date: "2026-01-01"))
         #expect(kept.final && kept.firstFix == nil && kept.lastFix == nil && !kept.isStale)
     }
 
@@ -104,7 +104,7 @@ struct StoreTests {
         let replay = try await store.write(fixes: fixes, heartRates: samples)
         #expect(replay.fixesInserted == 0)
         #expect(replay.heartRatesInserted == 0)
-        let stored = try await store.heartRates(fromMs: 0, toMs: 10_000_000)
+        let stored = try await store.read { try $0.heartRates(fromMs: 0, toMs: 10_000_000) }
         #expect(stored.count == 10)
         #expect(stored[0].rrIntervals == [1000, 1010])
     }
@@ -192,7 +192,7 @@ struct StoreTests {
         let aside = try #require(recovered.movedAsideCorruptFile)
         #expect(aside.hasPrefix(path + ".corrupt-"))
         #expect(FileManager.default.fileExists(atPath: aside))
-        #expect(try await recovered.fixes(fromMs: 0, toMs: .max).isEmpty)
+        #expect(try await recovered.read { try $0.fixes(fromMs: 0, toMs: .max) }.isEmpty)
         #expect(try await recovered.integrityCheck() == "ok")
     }
 
@@ -240,7 +240,7 @@ struct StoreTests {
         let aside = try #require(replaced.movedAsideCorruptFile)
         #expect(FileManager.default.fileExists(atPath: aside))
         #expect(!FileManager.default.fileExists(atPath: path + ".damaged"), "the record is consumed")
-        #expect(try await replaced.fixes(fromMs: 0, toMs: .max).isEmpty)
+        #expect(try await replaced.read { try $0.fixes(fromMs: 0, toMs: .max) }.isEmpty)
         #expect(try Store.fullCheck(path: path) == nil)
     }
 
@@ -251,13 +251,13 @@ struct StoreTests {
         try await store.write(fixes: (0..<5000).map { fix(Int64($0)) }, heartRates: (0..<5000).map { heartRate(Int64($0)) })
         try await store.saveDayAggregate(
             StoredDayAggregate(date: "1970-01-01", tz: "UTC", payload: "{}", final: true, updatedMs: 1),
-            builtUpTo: try await store.rowCursor(), dayMs: (0, 86_400_000))
+            builtUpTo: try await store.readStored { try $0.rowCursor() }, dayMs: (0, 86_400_000))
         var rounds = 0
         while try await store.pruneRawRows(beforeMs: 4_000_000, limit: 1000) > 0 { rounds += 1 }
         #expect(rounds == 4)
-        #expect(try await store.fixes(fromMs: 0, toMs: .max).count == 1000)
-        #expect(try await store.heartRates(fromMs: 0, toMs: .max).count == 1000)
-        #expect(try await store.dayAggregate(date: "1970-01-01") != nil)
+        #expect(try await store.read { try $0.fixes(fromMs: 0, toMs: .max) }.count == 1000)
+        #expect(try await store.read { try $0.heartRates(fromMs: 0, toMs: .max) }.count == 1000)
+        #expect(try await store.readStored { try $0.dayAggregate(date: "1970-01-01") } != nil)
         #expect(try await store.oldestRawTimeMs() == 4_000_000)
     }
 
@@ -277,10 +277,10 @@ struct StoreTests {
                 StoredDayAggregate(date: "2026-10-25", tz: "Europe/Berlin", payload: "{}", final: true, updatedMs: 0),
                 builtUpTo: cursor, dayMs: (start, end))
         }
-        func isStale() async throws -> Bool { try #require(try await store.dayAggregate(date: "2026-10-25")).isStale }
+        func isStale() async throws -> Bool { try #require(try await store.readStored { try $0.dayAggregate(date: "2026-10-25") }).isStale }
 
         try await store.write(fixes: [location(start)], heartRates: [sample(start), sample(end - 1)])
-        try await save(upTo: try await store.rowCursor())
+        try await save(upTo: try await store.readStored { try $0.rowCursor() })
         #expect(try await isStale() == false)
         // Rows of other days, a replayed duplicate: still current.
         try await store.write(fixes: [location(end)], heartRates: [sample(start - 1), sample(end), sample(start)])
@@ -288,16 +288,16 @@ struct StoreTests {
         // A late heart-rate row (the 25th hour), then a late fix: stale until computed again.
         try await store.write(heartRates: [sample(end - 3_600_000)])
         #expect(try await isStale())
-        try await store.markDayAggregateCurrent(date: "2026-10-25", builtUpTo: try await store.rowCursor())
+        try await store.markDayAggregateCurrent(date: "2026-10-25", builtUpTo: try await store.readStored { try $0.rowCursor() })
         #expect(try await isStale() == false)
         try await store.write(fixes: [location(start + 1000)])
         #expect(try await isStale())
         // Computed up to a cursor taken before a row arrived: stale as soon as it is saved.
-        let before = try await store.rowCursor()
+        let before = try await store.readStored { try $0.rowCursor() }
         try await store.write(heartRates: [sample(start + 5000)])
         try await save(upTo: before)
         #expect(try await isStale())
-        try await save(upTo: try await store.rowCursor())
+        try await save(upTo: try await store.readStored { try $0.rowCursor() })
         #expect(try await isStale() == false)
         // Retention emptied the tables, so row ids start again below the aggregate's mark.
         while try await store.pruneRawRows(beforeMs: .max) > 0 {}
@@ -328,7 +328,7 @@ struct StoreTests {
         let (start, end) = day.boundsMs
         let stamps = [start - 1000, start, start + 3_600_000, end - 1000, end]
         try await store.write(fixes: stamps.map { StoredFix(timeMs: $0, receivedMs: $0, lat: 1, lon: 2, mode: 2, timeSource: "gps") })
-        let fixes = try await store.fixes(fromMs: start, toMs: end)
+        let fixes = try await store.read { try $0.fixes(fromMs: start, toMs: end) }
         #expect(fixes.map(\.timeMs) == [start, start + 3_600_000, end - 1000])
     }
 

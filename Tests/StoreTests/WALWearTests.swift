@@ -107,8 +107,8 @@ struct WALWearTests {
         // 100 fixes and 100 notifications with 200 RR intervals: the tables' new leaves, a few
         // parents, the agent_state page; far fewer pages than 100 commits × 6.
         #expect(fold.count < 150, "frames in the fold: \(fold.count)")
-        #expect(try await store.fixes(fromMs: start, toMs: start + 100_000).count == 100)
-        #expect(try await store.heartRates(fromMs: start, toMs: start + 100_000).map(\.rrIntervals) == Array(repeating: [1041, 1002], count: 100))
+        #expect(try await store.read { try $0.fixes(fromMs: start, toMs: start + 100_000) }.count == 100)
+        #expect(try await store.read { try $0.heartRates(fromMs: start, toMs: start + 100_000) }.map(\.rrIntervals) == Array(repeating: [1041, 1002], count: 100))
     }
 
     @Test("an existing file keeps its page size and SQLite's checkpoint threshold")

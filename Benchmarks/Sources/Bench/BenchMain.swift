@@ -261,7 +261,7 @@ enum DayReadBench {
         let (from, to) = day.boundsMs
         var rows = 0
         let read = try await seconds {
-            rows = try await store.fixes(fromMs: from, toMs: to).count + store.heartRates(fromMs: from, toMs: to).count
+            rows = try await store.read { try $0.fixes(fromMs: from, toMs: to).count } + store.read { try $0.heartRates(fromMs: from, toMs: to).count }
         }
         // Baseline: the same rows read back from a store holding that one day only.
         let directory = try TemporaryDirectory("bench-oneday")
@@ -272,7 +272,7 @@ enum DayReadBench {
                                   heartRates: (chunk..<chunk + 3600).map { benchHeartRate($0, base: base) })
         }
         let readSmall = try await seconds {
-            _ = try await small.fixes(fromMs: from, toMs: to).count + small.heartRates(fromMs: from, toMs: to).count
+            _ = try await small.read { try $0.fixes(fromMs: from, toMs: to).count } + small.read { try $0.heartRates(fromMs: from, toMs: to).count }
         }
         table.add("day read: \(rows) rows of one day from \(days) days of 1 Hz GPS+HR", read * 1000, "ms",
                   baseline: "same day from a 1-day store", readSmall * 1000, higherIsBetter: false)
@@ -282,10 +282,12 @@ enum DayReadBench {
         var notifications = 0
         var storeHeartRates = Double.infinity
         var rawHeartRates = Double.infinity
-        _ = try await store.heartRates(fromMs: from, toMs: to)
+        _ = try await store.read { try $0.heartRates(fromMs: from, toMs: to) }
         _ = try rawHeartRateDay(path: path, fromMs: from, toMs: to)
         for _ in 0..<3 {
-            storeHeartRates = min(storeHeartRates, try await seconds { notifications = try await store.heartRates(fromMs: from, toMs: to).count })
+            storeHeartRates = min(storeHeartRates, try await seconds {
+                notifications = try await store.read { try $0.heartRates(fromMs: from, toMs: to).count }
+            })
             rawHeartRates = min(rawHeartRates, try await seconds { _ = try rawHeartRateDay(path: path, fromMs: from, toMs: to) })
         }
         table.add("day read: \(notifications) HR notifications (with RR) of one day, Store.heartRates", storeHeartRates * 1000, "ms",

@@ -95,7 +95,7 @@ extension ExportCommand {
     private func export(workout id: String, config: AgentConfig) throws {
         guard format == .gpx || format == .tcx else { throw ValidationError("a workout exports as gpx or tcx") }
         let reader = try StoreReader(path: config.store.path)
-        guard let workout = try reader.snapshot({ try reader.workout(id: id) }) else {
+        guard let workout = try reader.read({ try $0.workout(id: id) }) else {
             throw ValidationError("no workout \(id) in \(config.store.path) (keepalive workouts lists them)")
         }
         let (summary, points) = try WorkoutExport.build(

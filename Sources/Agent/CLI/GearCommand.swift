@@ -33,7 +33,7 @@ struct GearCommand: ParsableCommand {
         func run() throws {
             let config = try options.loadConfig()
             let reader = try StoreReader(path: config.store.path)
-            for gear in try reader.snapshot({ try reader.allGear() }) {
+            for gear in try reader.read({ try $0.allGear() }) {
                 print(JSONValue.object(GearBook.json(gear)).text)
             }
         }

@@ -27,7 +27,7 @@ struct WorkoutsCommand: ParsableCommand {
         let first = try day(from, default: LocalDay(containing: now.addingTimeInterval(-30 * 86_400), timeZone: settings.timeZone))
         guard first <= last else { throw ValidationError("--from is after --to") }
         let reader = try StoreReader(path: config.store.path)
-        let workouts = try reader.snapshot { try reader.workouts(fromMs: first.boundsMs.start, toMs: last.boundsMs.end) }
+        let workouts = try reader.read { try $0.workouts(fromMs: first.boundsMs.start, toMs: last.boundsMs.end) }
         for workout in workouts { print(workout.publishedJSON()) }
     }
 }

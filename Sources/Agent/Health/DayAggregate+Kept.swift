@@ -43,13 +43,13 @@ extension DayAggregate {
     /// nil when none are kept, or the day's rows (its heart-rate rows are `heartRate`, counted
     /// from the time index by the caller) or the settings changed since.
     static func kept(_ day: LocalDay, settings: AggregateSettings, reader: StoreReader, heartRate: RowFingerprint) throws -> DayAggregate? {
-        let read = try reader.dayFold(date: day.description)
+        let read = try reader.read { try $0.dayFold(date: day.description) }
         if read.damaged {
             keptLog.error("a kept day fold failed its check; reading the day's rows", metadata: ["date": "\(day)"])
         }
         guard let kept = read.fold, kept.settings == keptSettings(settings) else { return nil }
         let bounds = day.boundsMs
-        guard heartRate == kept.heartRate, try reader.fixFingerprint(fromMs: bounds.start, toMs: bounds.end) == kept.fixes
+        guard heartRate == kept.heartRate, try reader.read({ try $0.fixFingerprint(fromMs: bounds.start, toMs: bounds.end) }) == kept.fixes
         else { return nil }
         guard let folds = try? JSONDecoder().decode(KeptFolds.self, from: Data(kept.fold.utf8)) else {
             keptLog.error("a kept day fold is not readable; reading the day's rows", metadata: ["date": "\(day)"])

@@ -127,7 +127,7 @@ struct DayAggregate: Sendable {
     static func build(_ day: LocalDay, settings: AggregateSettings, reader: StoreReader, upTo cursor: RowCursor? = nil) throws -> DayAggregate {
         let bounds = day.boundsMs
         var aggregate = DayAggregate(day: day, settings: settings)
-        try reader.forEachHeartRate(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = aggregate.add($0) }
+        try reader.read { reads in try reads.forEachHeartRate(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = aggregate.add($0) } }
         try aggregate.readAllButHeartRate(reader, upTo: cursor)
         return aggregate
     }
@@ -135,15 +135,15 @@ struct DayAggregate: Sendable {
     /// The day's fixes, step records and workouts, for a caller that reads its heart rate itself.
     mutating func readAllButHeartRate(_ reader: StoreReader, upTo cursor: RowCursor? = nil) throws {
         let bounds = day.boundsMs
-        try reader.forEachFix(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = self.add($0) }
+        try reader.read { reads in try reads.forEachFix(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = self.add($0) } }
         try readStepsAndWorkouts(reader, upTo: cursor)
     }
 
     /// The day's step records and workouts: few rows, read as they are.
     mutating func readStepsAndWorkouts(_ reader: StoreReader, upTo cursor: RowCursor? = nil) throws {
         let bounds = day.boundsMs
-        try reader.forEachStepRecord(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = steps.add($0) }
-        workouts = try reader.workouts(fromMs: bounds.start, toMs: bounds.end)
+        try reader.read { reads in try reads.forEachStepRecord(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = steps.add($0) } }
+        workouts = try reader.read { try $0.workouts(fromMs: bounds.start, toMs: bounds.end) }
     }
 }
 
@@ -152,7 +152,7 @@ extension DayAggregate {
     static func location(_ day: LocalDay, settings: AggregateSettings, reader: StoreReader) throws -> LocationAccumulator {
         let bounds = day.boundsMs
         var location = LocationAccumulator(intervalS: settings.locationIntervalS)
-        try reader.forEachFix(fromMs: bounds.start, toMs: bounds.end) { _ = location.add($0) }
+        try reader.read { reads in try reads.forEachFix(fromMs: bounds.start, toMs: bounds.end) { _ = location.add($0) } }
         return location
     }
 }

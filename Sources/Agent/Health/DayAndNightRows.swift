@@ -11,13 +11,13 @@ struct DayAndNightRows {
         let bounds = day.boundsMs
         let window = SleepNight.window(of: day)
         guard window.start <= bounds.start, bounds.start <= window.end, window.end <= bounds.end else {
-            night = try reader.heartRateFingerprint(fromMs: window.start, toMs: window.end)
-            self.day = try reader.heartRateFingerprint(fromMs: bounds.start, toMs: bounds.end)
+            night = try reader.read { try $0.heartRateFingerprint(fromMs: window.start, toMs: window.end) }
+            self.day = try reader.read { try $0.heartRateFingerprint(fromMs: bounds.start, toMs: bounds.end) }
             return
         }
-        let evening = try reader.heartRateFingerprint(fromMs: window.start, toMs: bounds.start)
-        let shared = try reader.heartRateFingerprint(fromMs: bounds.start, toMs: window.end)
-        let late = try reader.heartRateFingerprint(fromMs: window.end, toMs: bounds.end)
+        let evening = try reader.read { try $0.heartRateFingerprint(fromMs: window.start, toMs: bounds.start) }
+        let shared = try reader.read { try $0.heartRateFingerprint(fromMs: bounds.start, toMs: window.end) }
+        let late = try reader.read { try $0.heartRateFingerprint(fromMs: window.end, toMs: bounds.end) }
         night = evening.followed(by: shared, startingAfterMs: bounds.start - window.start)
         self.day = shared.followed(by: late, startingAfterMs: window.end - bounds.start)
     }

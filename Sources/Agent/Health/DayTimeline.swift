@@ -109,9 +109,9 @@ struct DayTimeline {
     static func build(_ day: LocalDay, settings: AggregateSettings, reader: StoreReader) throws -> DayTimeline {
         let bounds = day.boundsMs
         var timeline = DayTimeline(day: day, steps: settings.steps)
-        try reader.forEachFix(fromMs: bounds.start, toMs: bounds.end) { timeline.add($0) }
-        try reader.forEachHeartRate(fromMs: bounds.start, toMs: bounds.end) { timeline.add($0) }
-        try reader.forEachStepRecord(fromMs: bounds.start, toMs: bounds.end) { timeline.add($0) }
+        try reader.read { reads in try reads.forEachFix(fromMs: bounds.start, toMs: bounds.end) { timeline.add($0) } }
+        try reader.read { reads in try reads.forEachHeartRate(fromMs: bounds.start, toMs: bounds.end) { timeline.add($0) } }
+        try reader.read { reads in try reads.forEachStepRecord(fromMs: bounds.start, toMs: bounds.end) { timeline.add($0) } }
         return timeline
     }
 }

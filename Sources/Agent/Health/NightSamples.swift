@@ -40,7 +40,7 @@ struct NightSamples: Sendable {
     /// The notifications of a night window from the store, rows stored up to `cursor`.
     init(window: (start: Int64, end: Int64), reader: StoreReader, upTo cursor: RowCursor?) throws {
         var collected = NightSamples()
-        try reader.forEachHeartRate(fromMs: window.start, toMs: window.end, upTo: cursor) { _ = collected.add($0) }
+        try reader.read { reads in try reads.forEachHeartRate(fromMs: window.start, toMs: window.end, upTo: cursor) { _ = collected.add($0) } }
         self = collected
     }
 }

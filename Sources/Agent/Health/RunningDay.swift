@@ -24,16 +24,16 @@ struct RunningDay {
     /// Computes the day inside the caller's snapshot, so the cursor and the rows agree: one read
     /// of the heart rate from the night window's start to the day's end serves both.
     init(_ day: LocalDay, settings: AggregateSettings, reader: StoreReader) throws {
-        cursor = try reader.rowCursor()
+        cursor = try reader.read { try $0.rowCursor() }
         window = SleepNight.window(of: day)
         var aggregate = DayAggregate(day: day, settings: settings)
         var night = NightSamples()
         let bounds = day.boundsMs
         let window = window
-        try reader.forEachHeartRate(fromMs: min(bounds.start, window.start), toMs: max(bounds.end, window.end)) { sample in
+        try reader.read { try $0.forEachHeartRate(fromMs: min(bounds.start, window.start), toMs: max(bounds.end, window.end)) { sample in
             if bounds.start <= sample.timeMs, sample.timeMs < bounds.end { _ = aggregate.add(sample) }
             if window.start <= sample.timeMs, sample.timeMs < window.end { _ = night.add(sample) }
-        }
+        } }
         try aggregate.readAllButHeartRate(reader)
         self.aggregate = aggregate
         self.night = night
@@ -65,7 +65,7 @@ struct RunningDay {
         let bounds = aggregate.day.boundsMs
         func inDay(_ timeMs: Int64) -> Bool { bounds.start <= timeMs && timeMs < bounds.end }
         while true {
-            let batch = try reader.rows(after: cursor, limit: Self.rowsPerRead)
+            let batch = try reader.read { try $0.rows(after: cursor, limit: Self.rowsPerRead) }
             for fix in batch.fixes where inDay(fix.timeMs) { guard aggregate.add(fix) else { return false } }
             for sample in batch.heartRates {
                 if inDay(sample.timeMs) { guard aggregate.add(sample) else { return false } }

@@ -29,7 +29,7 @@ final class SleepEpochCache {
     /// The strap's kept epochs of a night window, read through a read-only connection.
     convenience init(sensor: String, window: (start: Int64, end: Int64), reader: StoreReader) throws {
         let range = Self.range(ofWindow: window)
-        self.init(sensor: sensor, read: try reader.sleepEpochs(sensor: sensor, fromS: range.fromS, toS: range.toS))
+        self.init(sensor: sensor, read: try reader.read { try $0.sleepEpochs(sensor: sensor, fromS: range.fromS, toS: range.toS) })
     }
 
     /// The epochs computed since the last call, to be kept; the cache keeps using them.

@@ -43,7 +43,7 @@ extension SleepNight {
     /// `day`'s kept night if it still holds: classified with these settings from a window whose
     /// rows are `fingerprint` (the rows held, or counted from the store's time index).
     static func kept(_ day: LocalDay, settings: AggregateSettings, reader: StoreReader, fingerprint: RowFingerprint) throws -> SleepNight? {
-        let read = try reader.sleepNight(date: day.description)
+        let read = try reader.read { try $0.sleepNight(date: day.description) }
         if read.damaged {
             keptLog.error("a kept sleep night failed its check; classifying the night again", metadata: ["date": "\(day)"])
         }

@@ -177,7 +177,8 @@ extension SleepNight {
         let window = window(of: day)
         if nowMs.map({ $0 >= window.end }) ?? true,
             let kept = try kept(
-                day, settings: settings, reader: reader, fingerprint: reader.heartRateFingerprint(fromMs: window.start, toMs: window.end))
+                day, settings: settings, reader: reader,
+                fingerprint: reader.read { try $0.heartRateFingerprint(fromMs: window.start, toMs: window.end) })
         {
             return (kept, [], nil)
         }

@@ -139,7 +139,7 @@ actor HomeAssistantDiscovery: Service, CustomStringConvertible {
     private func shoeConfigs() async -> [(topic: String, payload: [UInt8])] {
         guard let store, !configs.isEmpty else { return [] }
         do {
-            return try await store.allGear().filter { !$0.retired }.map { gear in
+            return try await store.readStored { try $0.allGear() }.filter { !$0.retired }.map { gear in
                 let entity = ShoeEntity.entity(for: gear)
                 return (document.topic(for: entity), document.payload(for: entity).bytes)
             }
@@ -161,7 +161,7 @@ actor HomeAssistantDiscovery: Service, CustomStringConvertible {
     private func isRegistered(shoe id: String) async -> Bool {
         guard let store, !configs.isEmpty else { return false }
         do {
-            guard let gear = try await store.gear(id: id) else { return false }
+            guard let gear = try await store.readStored({ try $0.gear(id: id) }) else { return false }
             return !gear.retired
         } catch {
             return true

@@ -93,11 +93,11 @@ actor HealthPublisher: Service, CustomStringConvertible {
     // MARK: - Steps
 
     private func start(at now: Date) async throws {
-        cursor = try await store.rowCursor()
+        cursor = try await store.readStored { try $0.rowCursor() }
         let today = LocalDay(containing: now, timeZone: settings.timeZone)
         try await open(today)
         let yesterday = today.previous
-        if try await store.dayAggregate(date: yesterday.description)?.final != true, !isPastGrace(yesterday, now: now) {
+        if try await store.readStored({ try $0.dayAggregate(date: yesterday.description) })?.final != true, !isPastGrace(yesterday, now: now) {
             try await open(yesterday)
         }
         try await catchUp(before: today, now: now)
@@ -107,7 +107,7 @@ actor HealthPublisher: Service, CustomStringConvertible {
     /// they ended. From the day after the newest final aggregate (or the oldest data) on.
     private func catchUp(before today: LocalDay, now: Date) async throws {
         var day: LocalDay
-        if let latest = try await store.latestFinalAggregateDay(), let parsed = LocalDay(latest, timeZone: settings.timeZone) {
+        if let latest = try await store.readStored({ try $0.latestFinalAggregateDay() }), let parsed = LocalDay(latest, timeZone: settings.timeZone) {
             day = parsed.next
         } else if let oldestMs = try await store.oldestRawTimeMs() {
             day = LocalDay(containing: Date(unixMs: oldestMs), timeZone: settings.timeZone)
@@ -119,7 +119,7 @@ actor HealthPublisher: Service, CustomStringConvertible {
         var published = 0
         while day < today, openDays[day] == nil, isPastGrace(day, now: now) {
             let bounds = day.boundsMs
-            if try await store.hasRawData(fromMs: bounds.start, toMs: bounds.end) {
+            if try await store.read({ try $0.hasRawData(fromMs: bounds.start, toMs: bounds.end) }) {
                 let aggregate = try rebuild(day)
                 if try await publishDaily(aggregate, nowMs: now.unixMs) { published += 1 }
             }
@@ -167,7 +167,7 @@ actor HealthPublisher: Service, CustomStringConvertible {
     /// order, mark their day stale.
     private func readNewRows() async throws {
         while true {
-            let batch = try await store.rows(after: cursor, limit: Self.rowsPerRead)
+            let batch = try await store.readStored { [cursor] in try $0.rows(after: cursor, limit: Self.rowsPerRead) }
             cursor = batch.cursor
             for fix in batch.fixes { fold(timeMs: fix.timeMs) { $0.add(fix) } }
             for sample in batch.heartRates { fold(timeMs: sample.timeMs) { $0.add(sample) } }
@@ -213,7 +213,9 @@ actor HealthPublisher: Service, CustomStringConvertible {
         logStepAnomalies(aggregate)
         var aggregate = aggregate
         aggregate.sleep = try await sleep(today: aggregate.day, nowMs: nowMs)
-        aggregate.workouts = try await store.workouts(fromMs: aggregate.day.boundsMs.start, toMs: aggregate.day.boundsMs.end)
+        aggregate.workouts = try await store.readStored { [bounds = aggregate.day.boundsMs] in
+            try $0.workouts(fromMs: bounds.start, toMs: bounds.end)
+        }
         let document = aggregate.document(final: false, nowMs: nowMs)
         let text = document.canonicalText
         if let lastToday {
@@ -231,11 +233,13 @@ actor HealthPublisher: Service, CustomStringConvertible {
         logStepAnomalies(aggregate)
         var aggregate = aggregate
         aggregate.sleep = try await night(aggregate.day)
-        aggregate.workouts = try await store.workouts(fromMs: aggregate.day.boundsMs.start, toMs: aggregate.day.boundsMs.end)
+        aggregate.workouts = try await store.readStored { [bounds = aggregate.day.boundsMs] in
+            try $0.workouts(fromMs: bounds.start, toMs: bounds.end)
+        }
         let date = aggregate.day.description
         let document = aggregate.document(final: true, nowMs: nowMs)
         let text = document.canonicalText
-        let previous = try await store.dayAggregate(date: date)
+        let previous = try await store.readStored { try $0.dayAggregate(date: date) }
         guard previous?.publishedPayload != text else {
             // Computed again (late rows that changed nothing): it covers them now.
             if previous?.isStale == true { try await store.markDayAggregateCurrent(date: date, builtUpTo: cursor) }

@@ -93,7 +93,7 @@ final class QueryEngine {
             throw QueryError(code: .invalidDate, message: "\"\(text.prefix(40))\" is not a date (YYYY-MM-DD)")
         }
         let bounds = day.boundsMs
-        guard try bounds.start <= now.unixMs || openReader().hasRawData(fromMs: bounds.start, toMs: bounds.end) else {
+        guard try bounds.start <= now.unixMs || openReader().read({ try $0.hasRawData(fromMs: bounds.start, toMs: bounds.end) }) else {
             let today = LocalDay(containing: now, timeZone: settings.timeZone)
             throw QueryError(code: .futureDate, message: "\(day) is after today (\(today) in \(settings.zoneName))")
         }
@@ -125,7 +125,7 @@ final class QueryEngine {
         let bounds = day.boundsMs
         let nowMs = now.unixMs
         let isToday = bounds.start <= nowMs && nowMs < bounds.end
-        let stored = isToday ? nil : try reader.dayAggregate(date: day.description)
+        let stored = isToday ? nil : try reader.read { try $0.dayAggregate(date: day.description) }
         // A stored aggregate whose JSON rotted on the card is not spliced into a reply: the day is
         // computed from its rows instead, as if nothing were stored.
         let current = try stored.flatMap { try $0.final && !$0.isStale && Self.intact($0, reader: reader) ? $0 : nil }
@@ -148,7 +148,7 @@ final class QueryEngine {
         }
         // A stored aggregate with samples or fixes settles it without looking at the raw rows.
         let hasData = try current.map { Self.aggregateHasData($0.payload) } == true
-            || reader.hasRawData(fromMs: bounds.start, toMs: bounds.end)
+            || reader.read { try $0.hasRawData(fromMs: bounds.start, toMs: bounds.end) }
 
         var health: JSONValue = .null
         if include.contains(.health) {
@@ -171,7 +171,7 @@ final class QueryEngine {
                 location = .object([("fixes", .number(counted)), ("first", .raw(first)), ("last", .raw(last))])
             } else if let current, let counted = Self.fixCount(in: current.payload) {
                 // Stored before schema 3 kept the ends: two index seeks, no count.
-                let ends = try reader.fixEnds(fromMs: bounds.start, toMs: bounds.end)
+                let ends = try reader.read { try $0.fixEnds(fromMs: bounds.start, toMs: bounds.end) }
                 location = .object([("fixes", .number(counted)), ("first", DayReport.endPoint(ends.first)), ("last", DayReport.endPoint(ends.last))])
             } else {
                 let fixes = try fixesOnly()
@@ -185,15 +185,17 @@ final class QueryEngine {
         if let track {
             var timeline = HeartRateTimeline()
             if heartRateTimeline {
-                try reader.forEachValidHeartRate(fromMs: bounds.start, toMs: bounds.end) { timeline.append(timeMs: $0, bpm: $1) }
+                try reader.read { reads in
+                    try reads.forEachValidHeartRate(fromMs: bounds.start, toMs: bounds.end) { timeline.append(timeMs: $0, bpm: $1) }
+                }
             }
             var collected: [TrackPoint] = []
             let add = { (fix: StoredFix) in
                 collected.append(TrackPoint(fix: fix, heartRate: timeline.nearest(to: fix.timeMs, withinMs: self.settings.gapLimitMs)))
             }
             switch track {
-            case .fiveMinutes: try reader.firstFixPerSlot(fromMs: bounds.start, toMs: bounds.end, slotMs: Self.fiveMinutesMs, add)
-            case .full: try reader.forEachFix(fromMs: bounds.start, toMs: bounds.end, add)
+            case .fiveMinutes: try reader.read { try $0.firstFixPerSlot(fromMs: bounds.start, toMs: bounds.end, slotMs: Self.fiveMinutesMs, add) }
+            case .full: try reader.read { try $0.forEachFix(fromMs: bounds.start, toMs: bounds.end, add) }
             }
             points = collected
         }
@@ -201,7 +203,9 @@ final class QueryEngine {
         var minutes: [(Int64, Double)]?
         if include.contains(.hr) {
             var collected: [(Int64, Double)] = []
-            try reader.heartRateMeans(fromMs: bounds.start, toMs: bounds.end, bucketMs: 60_000) { collected.append(($0, $1)) }
+            try reader.read { reads in
+                try reads.heartRateMeans(fromMs: bounds.start, toMs: bounds.end, bucketMs: 60_000) { collected.append(($0, $1)) }
+            }
             minutes = collected
         }
         var timeline: JSONValue?
@@ -210,7 +214,7 @@ final class QueryEngine {
             var built = try DayTimeline.build(day, settings: settings, reader: reader)
             timeline = built.json()
         }
-        let workouts = include.contains(.workouts) ? try reader.workouts(fromMs: bounds.start, toMs: bounds.end) : nil
+        let workouts = include.contains(.workouts) ? try reader.read { try $0.workouts(fromMs: bounds.start, toMs: bounds.end) } : nil
         return DayReport(
             day: day, zoneName: settings.zoneName, hasData: hasData, health: health, location: location, track: points,
             heartRateMinutes: minutes, timeline: timeline, workouts: workouts)
@@ -257,7 +261,7 @@ final class QueryEngine {
     func validHeartRates(of day: LocalDay) throws -> [(Int64, Int)] {
         let bounds = day.boundsMs
         var samples: [(Int64, Int)] = []
-        try openReader().forEachValidHeartRate(fromMs: bounds.start, toMs: bounds.end) { samples.append(($0, $1)) }
+        try openReader().read { reads in try reads.forEachValidHeartRate(fromMs: bounds.start, toMs: bounds.end) { samples.append(($0, $1)) } }
         return samples
     }
 

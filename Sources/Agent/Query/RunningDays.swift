@@ -63,7 +63,7 @@ struct RunningDays {
             days[day] = carried
             // Workouts are not rows it folds: read again (an indexed range).
             var aggregate = carried.aggregate
-            aggregate.workouts = try reader.workouts(fromMs: day.boundsMs.start, toMs: day.boundsMs.end)
+            aggregate.workouts = try reader.read { try $0.workouts(fromMs: day.boundsMs.start, toMs: day.boundsMs.end) }
             return aggregate
         }
         if resumable, days[day] == nil, let resumed = try resume(day, settings: settings, reader: reader) { return resumed.aggregate }
@@ -75,7 +75,7 @@ struct RunningDays {
     /// classified, neither its rows nor its night window read (a query for a day a backlog
     /// filled, after the query service let it go or the agent restarted).
     private mutating func resume(_ day: LocalDay, settings: AggregateSettings, reader: StoreReader) throws -> RunningDay? {
-        let cursor = try reader.rowCursor()
+        let cursor = try reader.read { try $0.rowCursor() }
         let rows = try DayAndNightRows(day, reader: reader)
         guard let night = try SleepNight.kept(day, settings: settings, reader: reader, fingerprint: rows.night),
             let aggregate = try DayAggregate.kept(day, settings: settings, reader: reader, heartRate: rows.day)
@@ -110,12 +110,12 @@ struct RunningDays {
         settings: AggregateSettings, reader: StoreReader, today: LocalDay, nowMs: Int64, keep: Keeping,
         yieldTo queriesWaiting: () -> Bool = { false }
     ) throws -> Bool {
-        let current = try reader.rowCursor()
+        let current = try reader.read { try $0.rowCursor() }
         defer { followed = current }
         guard let from = followed else { return false }
         let revisions = days.mapValues(\.night.revision)
         let folded = days.mapValues(\.aggregate.foldedRows)
-        let span = current != from ? try reader.span(ofRowsAfter: from) : nil
+        let span = current != from ? try reader.read { try $0.span(ofRowsAfter: from) } : nil
         for day in days.keys.sorted() {
             guard var carried = days[day] else { continue }
             if let span, carried.isTouched(by: span) {

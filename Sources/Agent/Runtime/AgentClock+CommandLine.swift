@@ -9,7 +9,7 @@ extension AgentClock {
     static func commandLine(storePath: String) -> AgentClock {
         let clock = AgentClock()
         guard !clock.isSynchronised(), let reader = try? StoreReader(path: storePath),
-            let fix = try? reader.snapshot({ try reader.newestGPSTimedFix() })
+            let fix = try? reader.read({ try $0.newestGPSTimedFix() })
         else { return clock }
         let bootMs = clock.systemNow().timeIntervalSince1970 * 1000 - ProcessInfo.processInfo.systemUptime * 1000
         if Double(fix.receivedMs) >= bootMs { clock.observe(storedFixTimeMs: fix.timeMs, receivedMs: fix.receivedMs) }

@@ -69,17 +69,17 @@ final class CommandService: Service, Sendable, CustomStringConvertible {
             case .addGear(let id, let name, let startKm, let limitKm):
                 return ok([("gear", .object(GearBook.json(try await gear.add(id: id, name: name, startKm: startKm, limitKm: limitKm))))])
             case .selectGear(let id):
-                guard let found = try await store.gear(id: id) else { throw GearError.unknown(id) }
+                guard let found = try await store.readStored({ try $0.gear(id: id) }) else { throw GearError.unknown(id) }
                 guard !found.retired else { return failure(.badRequest, "\(id) is retired") }
                 return ok([("gear", .object(GearBook.json(try await gear.select(id: id))))])
             case .retireGear(let id):
-                guard try await store.gear(id: id) != nil else { throw GearError.unknown(id) }
+                guard try await store.readStored({ try $0.gear(id: id) }) != nil else { throw GearError.unknown(id) }
                 return ok([("gear", .object(GearBook.json(try await gear.retire(id: id))))])
             case .assign(let workoutID, let gearID):
-                guard let workout = try await store.workout(id: workoutID), workout.finished else {
+                guard let workout = try await store.readStored({ try $0.workout(id: workoutID) }), workout.finished else {
                     return failure(.notFound, "no finished workout with id \(workoutID)")
                 }
-                if let gearID, try await store.gear(id: gearID) == nil { throw GearError.unknown(gearID) }
+                if let gearID, try await store.readStored({ try $0.gear(id: gearID) }) == nil { throw GearError.unknown(gearID) }
                 let credited = try await gear.assign(workout: workout, to: gearID)
                 return ok([("workout", .string(workoutID)), ("gear", credited.map { .object(GearBook.json($0)) } ?? .null)])
             case .listGear:

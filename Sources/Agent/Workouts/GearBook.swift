@@ -45,7 +45,7 @@ actor GearBook {
     }
 
     func select(id: String) async throws -> StoredGear {
-        let previous = try await store.selectedGear()
+        let previous = try await store.readStored { try $0.selectedGear() }
         try await store.selectGear(id: id)
         if let previous, previous.id != id { _ = try await announce(previous.id) }
         return try await announce(id)
@@ -68,19 +68,19 @@ actor GearBook {
     /// A run just finished (or was detected again): credited to the selected pair when
     /// `auto_credit` is on and it has no pair yet; its distance updated where it has one.
     func workoutFinished(_ workout: StoredWorkout) async throws {
-        if let existing = try await store.gearCredit(workoutID: workout.id) {
+        if let existing = try await store.readStored({ try $0.gearCredit(workoutID: workout.id) }) {
             _ = try await credit(workout, to: existing.gearID)
             return
         }
         guard autoCredit, workout.sport == "run" else { return }
-        guard let selected = try await store.selectedGear() else {
+        guard let selected = try await store.readStored({ try $0.selectedGear() }) else {
             logger.info("a run finished with no shoes selected; it waits for `keepalive gear assign`", metadata: ["workout": "\(workout.id)"])
             return
         }
         _ = try await credit(workout, to: selected.id)
     }
 
-    func list() async throws -> [StoredGear] { try await store.allGear() }
+    func list() async throws -> [StoredGear] { try await store.readStored { try $0.allGear() } }
 
     // MARK: - Publishing
 
@@ -88,9 +88,9 @@ actor GearBook {
         let km = workout.distanceM / 1000
         let outcome = try await store.credit(
             workoutID: workout.id, to: gearID, km: km, workoutEndMs: workout.endMs ?? workout.startMs, nowMs: clock.nowMs())
-        if case .unchanged = outcome { return try await store.gear(id: gearID) }
+        if case .unchanged = outcome { return try await store.readStored { try $0.gear(id: gearID) } }
         if case .moved(let from) = outcome { _ = try await announce(from) }
-        guard let gear = try await store.gear(id: gearID) else { return nil }
+        guard let gear = try await store.readStored({ try $0.gear(id: gearID) }) else { return nil }
         var drafts = [
             EventDraft.make(root: topicRoot, kind: "gear", details: [
                 ("op", "credited"), ("gear", .string(gearID)), ("name", .string(gear.name)), ("workout", .string(workout.id)),
@@ -116,7 +116,7 @@ actor GearBook {
 
     @discardableResult
     private func announce(_ id: String) async throws -> StoredGear {
-        guard let gear = try await store.gear(id: id) else { throw GearError.unknown(id) }
+        guard let gear = try await store.readStored({ try $0.gear(id: id) }) else { throw GearError.unknown(id) }
         try await writer.publish([Self.retained(gear, root: topicRoot)])
         await gearChanged(gear)
         return gear

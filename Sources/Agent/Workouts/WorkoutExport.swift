@@ -12,10 +12,10 @@ enum WorkoutExport {
         var fixes: [StoredFix] = []
         var heartRates: [StoredHeartRate] = []
         var steps: [StoredStepRecord] = []
-        try reader.snapshot {
-            try reader.forEachFix(fromMs: workout.startMs, toMs: endMs + 1) { fixes.append($0) }
-            try reader.forEachHeartRate(fromMs: workout.startMs, toMs: endMs + 1) { heartRates.append($0) }
-            try reader.forEachStepRecord(fromMs: workout.startMs, toMs: endMs + 1) { steps.append($0) }
+        try reader.read { reads in
+            try reads.forEachFix(fromMs: workout.startMs, toMs: endMs + 1) { fixes.append($0) }
+            try reads.forEachHeartRate(fromMs: workout.startMs, toMs: endMs + 1) { heartRates.append($0) }
+            try reads.forEachStepRecord(fromMs: workout.startMs, toMs: endMs + 1) { steps.append($0) }
         }
         let figures = WorkoutSummary.compute(
             startMs: workout.startMs, endMs: endMs, fixes: fixes, heartRates: heartRates, steps: steps, settings: workoutSettings,

@@ -51,6 +51,6 @@ extension WorkoutService {
         manual = nil
         manualSpans.append(open.startMs...endMs)
         if manualSpans.count > 16 { manualSpans.removeFirst() }
-        return try await store.workout(id: open.id) ?? document.stored(finished: true, nowMs: endMs)
+        return try await store.readStored { try $0.workout(id: open.id) } ?? document.stored(finished: true, nowMs: endMs)
     }
 }

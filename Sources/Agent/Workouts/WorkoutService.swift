@@ -39,6 +39,8 @@ actor WorkoutService: Service, CustomStringConvertible {
     private var lastMotionArrival: Duration = .zero
     private var lastPulseArrival: Duration = .zero
     private var window: WorkoutWindow
+    /// The window's own read-only connection (`withReader`), opened on first use.
+    private var reader: StoreReader?
     /// Open workouts already announced (and stored unfinished), by id.
     var announced: [String: StoredWorkout] = [:]
     /// How far the data had got (`Horizon.settledMs`) when an open, not yet announced session
@@ -101,33 +103,47 @@ actor WorkoutService: Service, CustomStringConvertible {
     /// Loads what was going on: open workouts from the store, and the window from the earliest
     /// moment a workout could still be open.
     func start(nowMs: Int64) async throws {
-        cursor = try await store.rowCursor()
-        for open in try await store.openWorkouts() {
+        cursor = try await store.readStored { try $0.rowCursor() }
+        for open in try await store.readStored({ try $0.openWorkouts() }) {
             if open.source == WorkoutSource.manual.rawValue { manual = open } else { announced[open.id] = open }
         }
         var fromMs = nowMs - Self.startLookbackMs
-        if let last = try await store.latestFinishedWorkout(), let end = last.endMs { fromMs = max(fromMs, end + 1) }
+        if let last = try await store.readStored({ try $0.latestFinishedWorkout() }), let end = last.endMs { fromMs = max(fromMs, end + 1) }
         if let earliest = announced.values.map(\.startMs).min() { fromMs = min(fromMs, earliest) }
-        for done in try await store.workouts(fromMs: fromMs - 86_400_000, toMs: .max) where done.source == WorkoutSource.manual.rawValue {
+        let recent = try await store.readStored { [fromMs] in try $0.workouts(fromMs: fromMs - 86_400_000, toMs: .max) }
+        for done in recent where done.source == WorkoutSource.manual.rawValue {
             manualSpans.append(done.startMs...(done.endMs ?? done.startMs))
         }
-        // A copy across the awaits: the window is not to be seen half-loaded.
+        // A copy: a read that fails leaves the window as it was.
         var loading = window
-        try await loading.load(fromMs: fromMs, store: store, upTo: cursor)
+        try withReader { try loading.load(fromMs: fromMs, reader: $0, upTo: cursor) }
         window = loading
         lastMotionArrival = clock.uptime()
         lastPulseArrival = lastMotionArrival
         try await detect(nowMs: nowMs)
     }
 
+    /// Runs `body` with the window's reader, the day's computation's path (`HealthPublisher`): a
+    /// window of rows read through the writer held it up. Opened again after an error.
+    private func withReader<T>(_ body: (StoreReader) throws -> T) throws -> T {
+        do {
+            let reader = try reader ?? StoreReader(path: store.path)
+            self.reader = reader
+            return try body(reader)
+        } catch {
+            reader = nil
+            throw error
+        }
+    }
+
     /// Takes in the rows stored since the last tick and looks at the window again.
     func tick(nowMs: Int64) async throws {
         var changed = false
         while true {
-            let batch = try await store.rows(after: cursor, limit: Self.rowsPerRead)
+            let batch = try await store.readStored { [cursor] in try $0.rows(after: cursor, limit: Self.rowsPerRead) }
             cursor = batch.cursor
             var adding = window
-            let added = try await adding.add(fixes: batch.fixes, heartRates: batch.heartRates, store: store, upTo: cursor)
+            let added = try withReader { try adding.add(fixes: batch.fixes, heartRates: batch.heartRates, reader: $0, upTo: cursor) }
             window = adding
             if added.motion { lastMotionArrival = clock.uptime() }
             if added.pulse { lastPulseArrival = clock.uptime() }
@@ -217,7 +233,7 @@ actor WorkoutService: Service, CustomStringConvertible {
     /// Saves a finished workout; when it is new or changed, announces it and credits it.
     func save(_ document: WorkoutDocument, nowMs: Int64) async throws {
         let finished = document.stored(finished: true, nowMs: nowMs)
-        let before = try await store.workout(id: finished.id)
+        let before = try await store.readStored { try $0.workout(id: finished.id) }
         if let before, before.finished, before.record == finished.record { return }  // a replay
         let version = StoredWorkout.version(saving: true, over: before)
         var drafts: [OutboxDraft] = []
@@ -239,16 +255,16 @@ actor WorkoutService: Service, CustomStringConvertible {
         logger.info(
             before?.finished == true ? "workout changed" : "workout finished",
             metadata: ["id": "\(finished.id)", "version": "\(version)", "sport": "\(finished.sport)", "distance_m": "\(Int(finished.distanceM))"])
-        if let saved = try await store.workout(id: finished.id) { try await gear.workoutFinished(saved) }
+        if let saved = try await store.readStored({ try $0.workout(id: finished.id) }) { try await gear.workoutFinished(saved) }
         await workoutsChanged(finished.startMs)
     }
 
     // MARK: - Helpers
 
     func measure(fromMs: Int64, toMs: Int64) async throws -> WorkoutSummary {
-        let fixes = try await store.fixes(fromMs: fromMs, toMs: toMs + 1)
-        let heartRates = try await store.heartRates(fromMs: fromMs, toMs: toMs + 1)
-        let steps = try await store.stepRecords(fromMs: fromMs, toMs: toMs + 1)
+        let fixes = try await store.read { try $0.fixes(fromMs: fromMs, toMs: toMs + 1) }
+        let heartRates = try await store.read { try $0.heartRates(fromMs: fromMs, toMs: toMs + 1) }
+        let steps = try await store.read { try $0.stepRecords(fromMs: fromMs, toMs: toMs + 1) }
         return WorkoutSummary.compute(
             startMs: fromMs, endMs: toMs, fixes: fixes, heartRates: heartRates, steps: steps, settings: settings, zones: aggregate.zones,
             stepSettings: aggregate.steps)
@@ -269,7 +285,7 @@ actor WorkoutService: Service, CustomStringConvertible {
     }
 
     private func isNewest(_ workout: StoredWorkout) async throws -> Bool {
-        guard let latest = try await store.latestFinishedWorkout(), latest.id != workout.id else { return true }
+        guard let latest = try await store.readStored({ try $0.latestFinishedWorkout() }), latest.id != workout.id else { return true }
         return (workout.endMs ?? 0) >= (latest.endMs ?? 0)
     }
 

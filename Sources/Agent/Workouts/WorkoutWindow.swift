@@ -38,13 +38,17 @@ struct WorkoutWindow: Sendable {
 
     init(detector: WorkoutDetector) { self.detector = detector }
 
-    mutating func load(fromMs: Int64, store: Store, upTo cursor: RowCursor) async throws {
+    /// Reads through a `StoreReader`, as the day's computation does: the rows up to `cursor` are
+    /// committed, so its snapshot holds them, and reading them never holds up the writer.
+    mutating func load(fromMs: Int64, reader: StoreReader, upTo cursor: RowCursor) throws {
         self.fromMs = fromMs
         var motion: [MotionSample] = []
         var pulse: [PulseSample] = []
-        try await store.forEachFix(fromMs: fromMs - Self.contextMs, toMs: .max, upTo: cursor) { motion.append(MotionSample($0)) }
-        try await store.forEachHeartRate(fromMs: fromMs - Self.contextMs, toMs: .max, upTo: cursor) {
-            if $0.valid { pulse.append(PulseSample(timeMs: $0.timeMs, bpm: $0.bpm)) }
+        try reader.read { reads in
+            try reads.forEachFix(fromMs: fromMs - Self.contextMs, toMs: .max, upTo: cursor) { motion.append(MotionSample($0)) }
+            try reads.forEachHeartRate(fromMs: fromMs - Self.contextMs, toMs: .max, upTo: cursor) {
+                if $0.valid { pulse.append(PulseSample(timeMs: $0.timeMs, bpm: $0.bpm)) }
+            }
         }
         self.motion = motion
         self.pulse = pulse
@@ -55,8 +59,8 @@ struct WorkoutWindow: Sendable {
 
     /// Takes in new rows: whether fixes and heart-rate samples were added.
     mutating func add(
-        fixes: [StoredFix], heartRates: [StoredHeartRate], store: Store, upTo cursor: RowCursor
-    ) async throws -> (motion: Bool, pulse: Bool) {
+        fixes: [StoredFix], heartRates: [StoredHeartRate], reader: StoreReader, upTo cursor: RowCursor
+    ) throws -> (motion: Bool, pulse: Bool) {
         let valid = heartRates.filter(\.valid)
         let added = (motion: !fixes.isEmpty, pulse: !valid.isEmpty)
         guard added.motion || added.pulse else { return added }
@@ -64,7 +68,7 @@ struct WorkoutWindow: Sendable {
         if earliest < fromMs {
             // Older than the window (a backlog of the past): look again from well before it, so
             // a workout it belongs to is seen from its start.
-            try await load(fromMs: earliest - Self.backlogLookbackMs, store: store, upTo: cursor)
+            try load(fromMs: earliest - Self.backlogLookbackMs, reader: reader, upTo: cursor)
             return added
         }
         let motionInOrder = fixes.first.map { $0.timeMs >= (motion.last?.timeMs ?? .min) } ?? true

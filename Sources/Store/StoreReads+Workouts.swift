@@ -1,16 +1,16 @@
-/// Reads of workouts and gear, shared by the writer (`Store`) and readers (`StoreReader`).
-extension SQLiteConnection {
+/// Reads of workouts and gear.
+extension StoreReads {
     static let workoutSelection = "id, version, start_ms, end_ms, sport, source, finished, distance_m, record, updated_ms"
 
-    func workout(id: String) throws -> StoredWorkout? {
-        let statement = try statement(sql: "SELECT \(Self.workoutSelection) FROM workout WHERE id = ?").bind(.text(id))
+    public func workout(id: String) throws -> StoredWorkout? {
+        let statement = try db.statement(sql: "SELECT \(Self.workoutSelection) FROM workout WHERE id = ?").bind(.text(id))
         defer { statement.reset() }
         return try statement.step() ? Self.workout(statement) : nil
     }
 
     /// Workouts starting in `[fromMs, toMs)`, oldest first.
-    func workouts(fromMs: Int64, toMs: Int64, finishedOnly: Bool) throws -> [StoredWorkout] {
-        let statement = try statement(
+    public func workouts(fromMs: Int64, toMs: Int64, finishedOnly: Bool = true) throws -> [StoredWorkout] {
+        let statement = try db.statement(
             sql: "SELECT \(Self.workoutSelection) FROM workout WHERE start_ms >= ? AND start_ms < ? AND finished >= ? ORDER BY start_ms"
         ).bind(.integer(fromMs), .integer(toMs), .integer(finishedOnly ? 1 : 0))
         defer { statement.reset() }
@@ -19,8 +19,8 @@ extension SQLiteConnection {
         return found
     }
 
-    func openWorkouts() throws -> [StoredWorkout] {
-        let statement = try statement(sql: "SELECT \(Self.workoutSelection) FROM workout WHERE finished = 0 ORDER BY start_ms")
+    public func openWorkouts() throws -> [StoredWorkout] {
+        let statement = try db.statement(sql: "SELECT \(Self.workoutSelection) FROM workout WHERE finished = 0 ORDER BY start_ms")
         defer { statement.reset() }
         var found: [StoredWorkout] = []
         while try statement.step() { found.append(Self.workout(statement)) }
@@ -28,8 +28,8 @@ extension SQLiteConnection {
     }
 
     /// The finished workout that ended last.
-    func latestFinishedWorkout() throws -> StoredWorkout? {
-        let statement = try statement(
+    public func latestFinishedWorkout() throws -> StoredWorkout? {
+        let statement = try db.statement(
             sql: "SELECT \(Self.workoutSelection) FROM workout WHERE finished = 1 ORDER BY end_ms DESC LIMIT 1")
         defer { statement.reset() }
         return try statement.step() ? Self.workout(statement) : nil
@@ -41,23 +41,26 @@ extension SQLiteConnection {
             source: row.text(5), finished: row.int(6) != 0, distanceM: row.double(7), record: row.text(8), updatedMs: row.int64(9))
     }
 
-    func allGear() throws -> [StoredGear] {
-        let statement = try statement(sql: "\(Self.gearSelection) GROUP BY g.id ORDER BY g.created_ms, g.id")
+    public func allGear() throws -> [StoredGear] {
+        let statement = try db.statement(sql: "\(Self.gearSelection) GROUP BY g.id ORDER BY g.created_ms, g.id")
         defer { statement.reset() }
         var found: [StoredGear] = []
         while try statement.step() { found.append(Self.gear(statement)) }
         return found
     }
 
-    func gear(id: String) throws -> StoredGear? {
-        let statement = try statement(sql: "\(Self.gearSelection) WHERE g.id = ? GROUP BY g.id").bind(.text(id))
+    public func gear(id: String) throws -> StoredGear? {
+        let statement = try db.statement(sql: "\(Self.gearSelection) WHERE g.id = ? GROUP BY g.id").bind(.text(id))
         defer { statement.reset() }
         return try statement.step() ? Self.gear(statement) : nil
     }
 
+    /// The pair new runs are credited to.
+    public func selectedGear() throws -> StoredGear? { try allGear().first { $0.selected && !$0.retired } }
+
     /// The pair a workout is credited to.
-    func gearCredit(workoutID: String) throws -> (gearID: String, km: Double)? {
-        let statement = try statement(sql: "SELECT gear_id, km FROM gear_credit WHERE workout_id = ?").bind(.text(workoutID))
+    public func gearCredit(workoutID: String) throws -> (gearID: String, km: Double)? {
+        let statement = try db.statement(sql: "SELECT gear_id, km FROM gear_credit WHERE workout_id = ?").bind(.text(workoutID))
         defer { statement.reset() }
         return try statement.step() ? (statement.text(0), statement.double(1)) : nil
     }
