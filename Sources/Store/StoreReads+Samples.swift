@@ -127,4 +127,27 @@ extension StoreReads {
         SELECT \(StoredStepRecord.selection)
         FROM step_record WHERE ts_ms >= ? AND ts_ms < ? AND id <= ? ORDER BY ts_ms, sensor, kind
         """
+
+    /// The origins of the accelerometer batches lately counted at their receive time, newest
+    /// last, at most `perSensor` of each sensor: what `AccelerometerStepWindows` remembered
+    /// before the agent stopped. Read from the newest `scannedRows` step records only (a row-id
+    /// range, whatever else the table holds), so a start costs the same on a year-old file.
+    public func recentAccelerometerOrigins(perSensor: Int, scannedRows: Int = 20_000) throws -> [String: [Int64]] {
+        let statement = try db.statement(
+            """
+            SELECT sensor, raw FROM step_record
+            WHERE id > (SELECT coalesce(max(id), 0) FROM step_record) - ? AND kind = 'acc' AND raw IS NOT NULL
+            ORDER BY id DESC
+            """
+        ).bind(.integer(Int64(scannedRows)))
+        defer { statement.reset() }
+        var newestFirst: [String: [Int64]] = [:]
+        while try statement.step() {
+            let sensor = statement.text(0)
+            guard newestFirst[sensor, default: []].count < perSensor else { continue }
+            let room = perSensor - newestFirst[sensor, default: []].count
+            newestFirst[sensor, default: []] += StoredStepRecord.origins(packed: statement.blob(1)).reversed().prefix(room)
+        }
+        return newestFirst.mapValues { $0.reversed() }
+    }
 }

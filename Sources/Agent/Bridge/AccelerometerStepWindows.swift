@@ -24,7 +24,7 @@ struct AccelerometerStepWindows {
 
     static let rememberedOrigins = 2048
 
-    /// Windows that remember the origins `Store.recentAccelerometerOrigins` read back.
+    /// Windows that remember the origins `StoreReads.recentAccelerometerOrigins` read back.
     init(remembering origins: [String: [Int64]] = [:]) {
         for (sensor, list) in origins {
             var recent = RecentOrigins(capacity: Self.rememberedOrigins)

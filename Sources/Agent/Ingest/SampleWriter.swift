@@ -82,7 +82,7 @@ actor SampleWriter: Service, CustomStringConvertible {
     /// stopped (none, logged, when the store cannot be read: a replay is then counted again).
     func recentAccelerometerOrigins(perSensor: Int) async -> [String: [Int64]] {
         do {
-            return try await store.recentAccelerometerOrigins(perSensor: perSensor)
+            return try await store.read { try $0.recentAccelerometerOrigins(perSensor: perSensor) }
         } catch {
             logger.warning("could not read the accelerometer batches' origins back", metadata: ["error": "\(error)"])
             return [:]
