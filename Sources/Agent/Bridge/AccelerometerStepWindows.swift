@@ -44,8 +44,7 @@ struct AccelerometerStepWindows {
         // A refused batch (a replay) is no new signal: the sensor still counts as quiet.
         guard case .success(let windows) = result else { return result.map { _ in [] } }
         counters[sensor] = (counter, .now)
-        var records = windows.map { Self.record($0, sensor: sensor, receivedMs: receivedMs) }
-        attachUnstored(of: sensor, to: &records)
+        let records = takeRecords(of: windows, sensor: sensor, receivedMs: receivedMs)
         if let origin {
             counted[sensor, default: RecentOrigins(capacity: Self.rememberedOrigins)].insert(origin)
             unstored[sensor, default: []].append(origin)
@@ -53,11 +52,15 @@ struct AccelerometerStepWindows {
         return .success(records)
     }
 
-    /// Gives the newest of `records` the origins of `sensor`'s batches not yet stored.
-    private mutating func attachUnstored(of sensor: String, to records: inout [StoredStepRecord]) {
-        guard let origins = unstored[sensor], !origins.isEmpty, let last = records.indices.last else { return }
-        records[last] = Self.record(records[last], batchOrigins: origins)
-        unstored[sensor] = nil
+    /// `sensor`'s closed windows as stored, the newest carrying the origins of the batches not yet
+    /// in a stored window (which are then taken).
+    private mutating func takeRecords(of windows: [StepWindow], sensor: String, receivedMs: Int64) -> [StoredStepRecord] {
+        let origins = windows.isEmpty ? [] : unstored.removeValue(forKey: sensor) ?? []
+        return windows.enumerated().map { index, window in
+            StoredStepRecord(
+                sensor: sensor, firstSampleMs: window.firstSampleMs, lastSampleMs: window.lastSampleMs, receivedMs: receivedMs,
+                coveredMs: window.coveredMs, steps: window.steps, batchOrigins: index == windows.count - 1 ? origins : [])
+        }
     }
 
     /// Closes the stretches of sensors that sent nothing for `quiet` (the strap was taken off or
@@ -67,9 +70,7 @@ struct AccelerometerStepWindows {
         var records: [StoredStepRecord] = []
         for (sensor, entry) in counters where now - entry.lastBatch >= quiet {
             var counter = entry.counter
-            var closed = counter.flush().map { Self.record($0, sensor: sensor, receivedMs: receivedMs) }
-            attachUnstored(of: sensor, to: &closed)
-            records += closed
+            records += takeRecords(of: counter.flush(), sensor: sensor, receivedMs: receivedMs)
             counters[sensor] = nil
             // What the counter did over the sensor's stretches, the stride check included (rule 9).
             Self.logger.info(
@@ -91,17 +92,4 @@ struct AccelerometerStepWindows {
     var isEmpty: Bool { counters.isEmpty }
 
     private static let logger = Logger(label: "keepalive.steps")
-
-    private static func record(_ window: StepWindow, sensor: String, receivedMs: Int64) -> StoredStepRecord {
-        StoredStepRecord(
-            sensor: sensor, firstSampleMs: window.firstSampleMs, lastSampleMs: window.lastSampleMs, receivedMs: receivedMs,
-            coveredMs: window.coveredMs, steps: window.steps)
-    }
-
-    private static func record(_ window: StoredStepRecord, batchOrigins: [Int64]) -> StoredStepRecord {
-        StoredStepRecord(
-            sensor: window.sensor, firstSampleMs: window.timeMs, lastSampleMs: window.endMs ?? window.timeMs,
-            receivedMs: window.receivedMs, coveredMs: window.coveredMs ?? 0, steps: window.steps ?? 0,
-            batchOrigins: window.batchOrigins + batchOrigins)
-    }
 }
