@@ -97,7 +97,7 @@ let package = Package(
         .target(name: "SleepStaging", dependencies: ["CFFTW"], exclude: ["Model/LICENSE.sleepecg"], swiftSettings: [.unsafeFlags(["-O"])]),
 
         // Test support: real mosquitto, gpsd via gpsfake, the agent binary, MQTT clients.
-        .target(name: "TestKit", dependencies: ["CSpawn"], path: "Tests/TestKit"),
+        .target(name: "TestKit", dependencies: ["CSpawn", "Store"], path: "Tests/TestKit"),
         .testTarget(name: "TestKitTests", dependencies: ["TestKit"]),
         .testTarget(name: "AgentTests", dependencies: ["Agent", "Bus", "Store", "SensorBridge", "StepCounting", "TestKit"]),
         // The fault-injection suite: off unless KEEPALIVE_FAULTS=1 (scripts/faults.sh).

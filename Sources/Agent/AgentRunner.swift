@@ -49,7 +49,7 @@ struct AgentRunner {
         }
         if let aside = store.movedAsideCorruptFile {
             logger.error("the store was damaged and has been replaced", metadata: ["kept_as": "\(aside)"])
-            _ = try? await store.write(messages: [
+            _ = try? await store.write(SampleBatch(), messages: [
                 EventDraft.make(root: config.topicRoot, kind: "storage", details: [
                     ("problem", "store file damaged at start; replaced by a new one"), ("kept_as", .string(aside)),
                 ], at: clock.now())

@@ -16,19 +16,9 @@ struct AggregateFreshness {
 
     init(timeZone: TimeZone) { self.timeZone = timeZone }
 
-    mutating func added(fixID: Int64, timeMs: Int64) {
+    mutating func added(id: Int64, of kind: String, timeMs: Int64) {
         let day = self.day(of: timeMs)
-        newest[day, default: RowCursor()].fixID = max(newest[day]?.fixID ?? 0, fixID)
-    }
-
-    mutating func added(heartRateID: Int64, timeMs: Int64) {
-        let day = self.day(of: timeMs)
-        newest[day, default: RowCursor()].heartRateID = max(newest[day]?.heartRateID ?? 0, heartRateID)
-    }
-
-    mutating func added(stepID: Int64, timeMs: Int64) {
-        let day = self.day(of: timeMs)
-        newest[day, default: RowCursor()].stepID = max(newest[day]?.stepID ?? 0, stepID)
+        newest[day, default: RowCursor()][name: kind] = max(newest[day]?[name: kind] ?? 0, id)
     }
 
     /// Records the newest ids in the days' aggregate rows, inside the caller's transaction.
@@ -36,20 +26,27 @@ struct AggregateFreshness {
     /// an aggregate was built up to then lowers that mark, so the aggregate still reads as stale.
     func record(in db: SQLiteConnection) throws {
         for (day, ids) in newest {
-            try db.statement(
-                """
-                UPDATE day_aggregate SET
-                    newest_fix_id = max(coalesce(newest_fix_id, 0), ?1),
-                    built_fix_id = CASE WHEN ?1 > 0 AND built_fix_id >= ?1 THEN ?1 - 1 ELSE built_fix_id END,
-                    newest_hr_id = max(coalesce(newest_hr_id, 0), ?2),
-                    built_hr_id = CASE WHEN ?2 > 0 AND built_hr_id >= ?2 THEN ?2 - 1 ELSE built_hr_id END,
-                    newest_step_id = max(coalesce(newest_step_id, 0), ?4),
-                    built_step_id = CASE WHEN ?4 > 0 AND built_step_id >= ?4 THEN ?4 - 1 ELSE built_step_id END
-                WHERE date = ?3
-                """
-            ).bind(.integer(ids.fixID), .integer(ids.heartRateID), .text(day), .integer(ids.stepID)).run()
+            try db.statement(sql: Self.update).bind([.text(day)] + SampleKinds.all.map { .integer(ids[name: $0.name]) }).run()
         }
     }
+
+    /// `?1` the day, then each kind's newest id in `SampleKinds.all` order.
+    private static let update: String = {
+        let sets = SampleKinds.all.enumerated().map { index, kind in
+            let (value, built, newest) = ("?\(index + 2)", "built_\(kind.name)_id", "newest_\(kind.name)_id")
+            return """
+                \(newest) = max(coalesce(\(newest), 0), \(value)),
+                \(built) = CASE WHEN \(value) > 0 AND \(built) >= \(value) THEN \(value) - 1 ELSE \(built) END
+                """
+        }
+        return "UPDATE day_aggregate SET \(sets.joined(separator: ",\n")) WHERE date = ?1"
+    }()
+
+    /// The SQL truth of "rows arrived after the aggregate was built", over every kind: the stale
+    /// test of `StoredDayAggregate` and of a reopen's copy.
+    static let staleExpression = SampleKinds.all.map { kind in
+        "coalesce(newest_\(kind.name)_id > coalesce(built_\(kind.name)_id, 0), 0)"
+    }.joined(separator: " OR ")
 
     private mutating func day(of timeMs: Int64) -> String {
         if let current, current.start <= timeMs, timeMs < current.end { return current.day }

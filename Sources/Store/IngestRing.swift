@@ -12,30 +12,12 @@ import Logging
 /// in — stays in the Store (Store+Journal.swift), which hands the ring the answers.
 ///
 /// The ring is `slots` slots of the file, each written in place. The windows not yet folded
-/// fill the slots from `firstSlot` on, in seq order; a fold moves their rows into `fix`,
-/// `hr_sample`, `rr_interval` and `step_record` and records the last seq it took in
+/// fill the slots from `firstSlot` on, in seq order; a fold moves their rows into their
+/// kinds' tables (`SampleKinds`) and records the last seq it took in
 /// `agent_state` (`journal_folded`), which frees every slot at once without rewriting one.
 struct IngestRing {
     /// 128 slots: two minutes at the default one commit a second, past the default fold of 60 s.
     static let slots = 128
-
-    struct HeartRateKey: Hashable {
-        var sensor: String
-        var timeMs: Int64
-    }
-
-    struct StepKey: Hashable {
-        var sensor: String
-        var kind: String
-        var timeMs: Int64
-    }
-
-    /// A row stored at its receive time, named by what its bridge sent (schema 13).
-    struct OriginKey: Hashable {
-        var sensor: String
-        var kind: String
-        var origin: Int64
-    }
 
     /// Whether commit windows go to the ring or straight to the tables; the ring a previous run
     /// left is folded either way.
@@ -53,10 +35,8 @@ struct IngestRing {
     private(set) var nextSeq: Int64 = 1
     /// When the oldest pending window was written (monotonic: there may be no clock at boot).
     private var oldestPendingAt: ContinuousClock.Instant?
-    private var fixTimes: Set<Int64> = []
-    private var heartRateKeys: Set<HeartRateKey> = []
-    private var stepKeys: Set<StepKey> = []
-    private var originKeys: Set<OriginKey> = []
+    /// The keys of the pending rows (`SampleKind.keys`): a row named by one is a replay.
+    private var keys: Set<SampleKey> = []
     /// Folds done since the ring was read and rows moved, for `status.store.journal`.
     private var folds = 0
     private var foldedRows = 0
@@ -80,7 +60,7 @@ struct IngestRing {
     var takesWindows: Bool { file != nil }
     var isFull: Bool { pending.count >= Self.slots }
     private var nextSlot: Int { (firstSlot + pending.count) % Self.slots }
-    var pendingRows: Int { pending.reduce(0) { $0 + $1.fixes.count + $1.heartRates.count + $1.steps.count } }
+    var pendingRows: Int { pending.reduce(0) { $0 + $1.rows.count } }
 
     /// Whether the oldest pending window has waited `foldAfter`, or every slot is taken.
     func isDue(now: ContinuousClock.Instant = .now) -> Bool {
@@ -88,10 +68,7 @@ struct IngestRing {
         return isFull || now - oldestPendingAt >= foldAfter
     }
 
-    func holds(fixAt timeMs: Int64) -> Bool { fixTimes.contains(timeMs) }
-    func holds(_ key: HeartRateKey) -> Bool { heartRateKeys.contains(key) }
-    func holds(_ key: StepKey) -> Bool { stepKeys.contains(key) }
-    func holds(_ key: OriginKey) -> Bool { originKeys.contains(key) }
+    func holds(_ key: SampleKey) -> Bool { keys.contains(key) }
 
     var status: JournalStatus {
         JournalStatus(
@@ -167,8 +144,7 @@ struct IngestRing {
     mutating func mayHold(_ entry: JournalEntry, newestAggregateEnd: () throws -> Int64) rethrows -> Bool {
         if aggregatedUntilMs == nil { aggregatedUntilMs = try newestAggregateEnd() }
         let floor = aggregatedUntilMs ?? .max
-        return entry.fixes.allSatisfy { $0.timeMs >= floor } && entry.heartRates.allSatisfy { $0.timeMs >= floor }
-            && entry.steps.allSatisfy { $0.timeMs >= floor }
+        return entry.rows.allAtOrAfter(floor)
     }
 
     /// A new day has an aggregate: its late rows must not wait in the ring from now on.
@@ -182,15 +158,7 @@ struct IngestRing {
         if pending.isEmpty { oldestPendingAt = .now }
         pending.append(entry)
         nextSeq = entry.seq + 1
-        for fix in entry.fixes { fixTimes.insert(fix.timeMs) }
-        for sample in entry.heartRates { heartRateKeys.insert(HeartRateKey(sensor: sample.sensor, timeMs: sample.timeMs)) }
-        for record in entry.steps { stepKeys.insert(StepKey(sensor: record.sensor, kind: record.kind.rawValue, timeMs: record.timeMs)) }
-        for sample in entry.heartRates {
-            if let origin = sample.origin { originKeys.insert(OriginKey(sensor: sample.sensor, kind: "hr", origin: origin)) }
-        }
-        for record in entry.steps {
-            if let origin = record.origin { originKeys.insert(OriginKey(sensor: record.sensor, kind: record.kind.rawValue, origin: origin)) }
-        }
+        for kindRows in entry.rows.kinds { keys.formUnion(kindRows.keys()) }
         return true
     }
 
@@ -202,10 +170,7 @@ struct IngestRing {
         firstSlot = nextSlot
         pending.removeAll(keepingCapacity: true)
         oldestPendingAt = nil
-        fixTimes.removeAll(keepingCapacity: true)
-        heartRateKeys.removeAll(keepingCapacity: true)
-        stepKeys.removeAll(keepingCapacity: true)
-        originKeys.removeAll(keepingCapacity: true)
+        keys.removeAll(keepingCapacity: true)
     }
 
     /// After a fold (nothing pending): a ring file deleted or replaced at its path (a careless

@@ -2,7 +2,7 @@
 /// every SELECT that reads whole records (by time for a day, by id for new rows and for a
 /// reopen's copy, the first and last fix…), and decoded by name, so a column added to one list
 /// cannot shift what another query's decoder reads. A heart-rate notification is read with its
-/// RR intervals joined in, one row per interval (`joinedHeartRateColumns`,
+/// RR intervals joined in, one row per interval (`HeartRateKind.joinedColumns`,
 /// StoreReads+Samples.swift).
 extension StoredFix {
     /// Every column of `fix` a `StoredFix` is made of, and the row id.

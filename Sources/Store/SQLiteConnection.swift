@@ -124,6 +124,20 @@ public final class SQLiteConnection {
         return try statement.step() && statement.int64(0) == 1
     }
 
+    /// The single integer of a one-row query with parameters; nil without a row.
+    func scalar(sql: String, _ values: SQLiteValue?...) throws -> Int64? {
+        let statement = try self.statement(sql: sql).bind(values)
+        defer { statement.reset() }
+        return try statement.step() ? statement.int64(0) : nil
+    }
+
+    /// Whether the statement finds a row; reset at once, so no cached statement holds a read
+    /// snapshot past the commit (it would hold back checkpoints).
+    public func exists(_ statement: SQLiteStatement) throws -> Bool {
+        defer { statement.reset() }
+        return try statement.step()
+    }
+
     public func scalarText(_ sql: StaticString) throws -> String? {
         let statement = try self.statement(sql)
         defer { statement.reset() }

@@ -62,9 +62,9 @@ extension Store {
         // Raw rows in small transactions, letting ingest in between: the new file takes writes now.
         let fromMs = now.unixMs - Self.carriedRowsMaxAgeMs
         do {
-            report.fixes = try await copyFixes(from: old, fromMs: fromMs, afterID: since.fixID)
-            report.heartRates = try await copyHeartRates(from: old, fromMs: fromMs, afterID: since.heartRateID)
-            report.stepRecords = try await copyStepRecords(from: old, afterID: since.stepID)
+            for kind in SampleKinds.all {
+                report.rowsCarried[kind.rowsName] = try await copyRows(of: kind, from: old, fromMs: fromMs, afterID: since[name: kind.name])
+            }
         } catch {
             logger.error("could not carry every recent row into the new store file", metadata: ["error": "\(error)"])
         }
@@ -111,29 +111,11 @@ extension Store {
     /// late rows had overtaken stays stale (newest 1 > built 0); a current one is current until a
     /// row of its day arrives in the new file (built NULL).
     private static func copyDayAggregates(from old: SQLiteConnection, to fresh: SQLiteConnection) throws -> Int {
-        let select = try old.statement(
-            """
-            SELECT date, tz, payload, final, updated_ms, published_payload, first_fix, last_fix,
-                   coalesce(newest_fix_id > coalesce(built_fix_id, 0), 0) OR coalesce(newest_hr_id > coalesce(built_hr_id, 0), 0)
-                   OR coalesce(newest_step_id > coalesce(built_step_id, 0), 0)
-            FROM day_aggregate
-            """)
+        let select = try old.statement(sql: Self.dayAggregatesWithStale)
         defer { select.reset() }
         var copied = 0
         while try select.step() {
-            try fresh.statement(
-                """
-                INSERT INTO day_aggregate (date, tz, payload, final, updated_ms, published_payload, first_fix, last_fix,
-                                           built_fix_id, newest_fix_id)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, CASE WHEN ?9 THEN 0 END, CASE WHEN ?9 THEN 1 END)
-                ON CONFLICT (date) DO UPDATE SET tz = excluded.tz, payload = excluded.payload, final = excluded.final,
-                    updated_ms = excluded.updated_ms, published_payload = excluded.published_payload,
-                    first_fix = excluded.first_fix, last_fix = excluded.last_fix, built_fix_id = excluded.built_fix_id,
-                    newest_fix_id = excluded.newest_fix_id, built_hr_id = NULL, newest_hr_id = NULL,
-                    built_step_id = NULL, newest_step_id = NULL
-                WHERE excluded.updated_ms >= day_aggregate.updated_ms
-                """
-            ).bind(
+            try fresh.statement(sql: Self.copiedDayAggregate).bind(
                 .text(select.text(0)), .text(select.text(1)), .text(select.text(2)), .integer(select.int64(3)),
                 .integer(select.int64(4)), select.optionalText(5).map { .text($0) }, select.optionalText(6).map { .text($0) },
                 select.optionalText(7).map { .text($0) }, .integer(select.int64(8))
@@ -143,79 +125,54 @@ extension Store {
         return copied
     }
 
+    private static let dayAggregatesWithStale = """
+        SELECT date, tz, payload, final, updated_ms, published_payload, first_fix, last_fix, \(AggregateFreshness.staleExpression)
+        FROM day_aggregate
+        """
+
+    /// The copied aggregate's freshness: stale (`built` 0, `newest` 1 of the first kind) or, for
+    /// every kind, current until a row of its day arrives (NULL).
+    private static let copiedDayAggregate: String = {
+        let first = "built_\(SampleKinds.all[0].name)_id, newest_\(SampleKinds.all[0].name)_id"
+        let resets = SampleKinds.all.map { "built_\($0.name)_id = excluded.built_\($0.name)_id, newest_\($0.name)_id = excluded.newest_\($0.name)_id" }
+        return """
+            INSERT INTO day_aggregate (date, tz, payload, final, updated_ms, published_payload, first_fix, last_fix, \(first))
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, CASE WHEN ?9 THEN 0 END, CASE WHEN ?9 THEN 1 END)
+            ON CONFLICT (date) DO UPDATE SET tz = excluded.tz, payload = excluded.payload, final = excluded.final,
+                updated_ms = excluded.updated_ms, published_payload = excluded.published_payload,
+                first_fix = excluded.first_fix, last_fix = excluded.last_fix, \(resets.joined(separator: ", "))
+            WHERE excluded.updated_ms >= day_aggregate.updated_ms
+            """
+    }()
+
     private static let copyChunk = 2000
 
-    /// Fixes from `fromMs` on (by time) and after `afterID` (by id), a chunk per transaction.
-    private func copyFixes(from old: SQLiteConnection, fromMs: Int64, afterID: Int64) async throws -> Int {
-        var copied = 0
-        var nextMs = fromMs
-        var nextID = afterID
-        for byTime in [true, false] {
-            while true {
-                let statement = try byTime
-                    ? old.statement(sql: Self.fixesFromTime).bind(.integer(nextMs), .integer(Int64(Self.copyChunk)))
-                    : old.statement(sql: StoredFix.afterID).bind(.integer(nextID), .integer(Int64(Self.copyChunk)))
-                let columns = try statement.layout(StoredFix.Columns.self)
-                var chunk: [StoredFix] = []
-                while try statement.step() {
-                    let fix = columns.fix(statement)
-                    chunk.append(fix)
-                    if byTime { nextMs = fix.timeMs + 1 } else { nextID = columns.id(statement) }
-                }
-                statement.reset()
-                guard !chunk.isEmpty else { break }
-                copied += try db.transaction { try chunk.filter { try insert($0) != nil }.count }
-                await Task.yield()
-            }
-        }
-        return copied
-    }
-
-    /// Notifications (with their RR intervals) from `fromMs` on and after `afterID`.
-    private func copyHeartRates(from old: SQLiteConnection, fromMs: Int64, afterID: Int64) async throws -> Int {
+    /// A kind's rows from `fromMs` on (by time) and after `afterID` (by id), a chunk per transaction.
+    private func copyRows<Kind: SampleKind>(
+        of kind: Kind.Type, from old: SQLiteConnection, fromMs: Int64, afterID: Int64
+    ) async throws -> Int {
         var copied = 0
         var next = (ms: fromMs, id: Int64(-1))
         var nextID = afterID
         for byTime in [true, false] {
             while true {
-                var chunk: [StoredHeartRate] = []
+                var chunk: [Kind.Row] = []
                 if byTime {
-                    try StoreReads(old).heartRates(after: next.ms, id: next.id, limit: Self.copyChunk) { heartRate, id in
-                        chunk.append(heartRate)
-                        next = (heartRate.timeMs, id)
+                    try Kind.forEach(fromMs: next.ms, afterID: next.id, limit: Self.copyChunk, in: old) { row, id in
+                        chunk.append(row)
+                        next = (Kind.timeMs(of: row), id)
                     }
                 } else {
-                    try StoreReads(old).heartRates(afterID: nextID, limit: Self.copyChunk) { heartRate, id in
-                        chunk.append(heartRate)
+                    try Kind.forEach(afterID: nextID, limit: Self.copyChunk, in: old) { row, id in
+                        chunk.append(row)
                         nextID = id
                     }
                 }
                 guard !chunk.isEmpty else { break }
-                copied += try db.transaction { try chunk.filter { try insert($0) != nil }.count }
+                copied += try db.transaction { try chunk.filter { try Kind.insert($0, into: db) != nil }.count }
                 await Task.yield()
             }
         }
         return copied
     }
-
-    /// Records after `afterID` from the old file into this one (a reopen), a chunk per transaction.
-    private func copyStepRecords(from old: SQLiteConnection, afterID: Int64) async throws -> Int {
-        var copied = 0
-        var nextID = afterID
-        while true {
-            let statement = try old.statement(sql: StoredStepRecord.afterID).bind(.integer(nextID), .integer(Int64(Self.copyChunk)))
-            let columns = try statement.layout(StoredStepRecord.Columns.self)
-            var chunk: [StoredStepRecord] = []
-            while try statement.step() {
-                chunk.append(columns.stepRecord(statement))
-                nextID = columns.id(statement)
-            }
-            statement.reset()
-            guard !chunk.isEmpty else { return copied }
-            copied += try db.transaction { try chunk.filter { try insert($0) != nil }.count }
-            await Task.yield()
-        }
-    }
-
-    private static let fixesFromTime = "SELECT \(StoredFix.selection) FROM fix WHERE ts_ms >= ? ORDER BY ts_ms LIMIT ?"
 }

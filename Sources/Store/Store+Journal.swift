@@ -121,52 +121,15 @@ extension Store {
 
     // MARK: Inside a write's transaction
 
-    /// The rows of a write not already stored or pending (a replay stores nothing: by time, or
-    /// by origin for a row stored at its receive time), as the journal's next window.
-    func unseenRows(fixes: [StoredFix], heartRates: [StoredHeartRate], steps: [StoredStepRecord]) throws -> JournalEntry {
+    /// The rows of a write not already stored or pending (a replay stores nothing: named by the
+    /// keys of its kind, `SampleKind.keys`), as the journal's next window.
+    func unseenRows(_ rows: SampleBatch) throws -> JournalEntry {
         var entry = JournalEntry(seq: ring.nextSeq)
-        var fixTimes: Set<Int64> = []
-        for fix in fixes where !ring.holds(fixAt: fix.timeMs) && fixTimes.insert(fix.timeMs).inserted {
-            if try exists(db.statement("SELECT 1 FROM fix WHERE ts_ms = ?").bind(.integer(fix.timeMs))) { continue }
-            entry.fixes.append(fix)
-        }
-        var heartRateKeys: Set<IngestRing.HeartRateKey> = []
-        var originKeys: Set<IngestRing.OriginKey> = []
-        for sample in heartRates {
-            let key = IngestRing.HeartRateKey(sensor: sample.sensor, timeMs: sample.timeMs)
-            guard !ring.holds(key), heartRateKeys.insert(key).inserted else { continue }
-            if try exists(db.statement("SELECT 1 FROM hr_sample WHERE sensor = ? AND ts_ms = ?")
-                .bind(.text(sample.sensor), .integer(sample.timeMs))) { continue }
-            if let origin = sample.origin {
-                let named = IngestRing.OriginKey(sensor: sample.sensor, kind: "hr", origin: origin)
-                guard !ring.holds(named), originKeys.insert(named).inserted else { continue }
-                if try exists(db.statement("SELECT 1 FROM hr_sample WHERE sensor = ? AND origin = ?")
-                    .bind(.text(sample.sensor), .integer(origin))) { continue }
-            }
-            entry.heartRates.append(sample)
-        }
-        var stepKeys: Set<IngestRing.StepKey> = []
-        for record in steps {
-            let key = IngestRing.StepKey(sensor: record.sensor, kind: record.kind.rawValue, timeMs: record.timeMs)
-            guard !ring.holds(key), stepKeys.insert(key).inserted else { continue }
-            if try exists(db.statement("SELECT 1 FROM step_record WHERE sensor = ? AND kind = ? AND ts_ms = ?")
-                .bind(.text(record.sensor), .text(key.kind), .integer(record.timeMs))) { continue }
-            if let origin = record.origin {
-                let named = IngestRing.OriginKey(sensor: record.sensor, kind: key.kind, origin: origin)
-                guard !ring.holds(named), originKeys.insert(named).inserted else { continue }
-                if try exists(db.statement("SELECT 1 FROM step_record WHERE sensor = ? AND kind = ? AND origin = ?")
-                    .bind(.text(record.sensor), .text(key.kind), .integer(origin))) { continue }
-            }
-            entry.steps.append(record)
+        var seen: Set<SampleKey> = []
+        for kindRows in rows.kinds {
+            entry.rows.set(try kindRows.unseen(in: db, isSeen: { ring.holds($0) }, seen: &seen))
         }
         return entry
-    }
-
-    /// Whether the statement finds a row; reset at once, so no cached statement holds a read
-    /// snapshot past the commit (it would hold back checkpoints).
-    private func exists(_ statement: SQLiteStatement) throws -> Bool {
-        defer { statement.reset() }
-        return try statement.step()
     }
 
     /// The end of the newest day with a stored aggregate (`IngestRing.mayHold`).
@@ -180,9 +143,10 @@ extension Store {
     @discardableResult
     func fold(_ entries: [JournalEntry]) throws -> Int {
         guard let last = entries.last else { return 0 }
-        let result = try insertRows(
-            fixes: entries.flatMap(\.fixes), heartRates: entries.flatMap(\.heartRates), steps: entries.flatMap(\.steps))
+        var rows = SampleBatch()
+        for entry in entries { rows.append(contentsOf: entry.rows) }
+        let result = try insertRows(rows)
         try db.statement("UPDATE agent_state SET value = ? WHERE key = 'journal_folded'").bind(.integer(last.seq)).run()
-        return result.fixesInserted + result.heartRatesInserted + result.stepRecordsInserted
+        return result.rowsInserted
     }
 }

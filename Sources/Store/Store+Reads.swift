@@ -19,32 +19,39 @@ extension Store: StoreReading {
     /// rows of the day stored after the cursor leave it stale (`StoredDayAggregate.isStale`).
     public func saveDayAggregate(_ aggregate: StoredDayAggregate, builtUpTo cursor: RowCursor, dayMs: (start: Int64, end: Int64)) throws {
         ring.dayAggregated()
-        try db.statement(
-            """
-            INSERT INTO day_aggregate (date, tz, payload, final, updated_ms, published_payload, first_fix, last_fix,
-                                       built_fix_id, built_hr_id, newest_fix_id, newest_hr_id, built_step_id, newest_step_id)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,
-                    (SELECT max(id) FROM fix WHERE ts_ms >= ?11 AND ts_ms < ?12),
-                    (SELECT max(id) FROM hr_sample WHERE ts_ms >= ?11 AND ts_ms < ?12), ?13,
-                    (SELECT max(id) FROM step_record WHERE ts_ms >= ?11 AND ts_ms < ?12))
-            ON CONFLICT (date) DO UPDATE SET tz = excluded.tz, payload = excluded.payload, final = excluded.final,
-                updated_ms = excluded.updated_ms, published_payload = coalesce(excluded.published_payload, published_payload),
-                first_fix = excluded.first_fix, last_fix = excluded.last_fix, built_fix_id = excluded.built_fix_id,
-                built_hr_id = excluded.built_hr_id, newest_fix_id = excluded.newest_fix_id, newest_hr_id = excluded.newest_hr_id,
-                built_step_id = excluded.built_step_id, newest_step_id = excluded.newest_step_id
-            """
-        ).bind(
+        try db.statement(sql: Self.saveAggregate).bind([
             .text(aggregate.date), .text(aggregate.tz), .text(aggregate.payload), .integer(aggregate.final ? 1 : 0),
             .integer(aggregate.updatedMs), aggregate.publishedPayload.map { .text($0) }, aggregate.firstFix.map { .text($0) },
-            aggregate.lastFix.map { .text($0) }, .integer(cursor.fixID), .integer(cursor.heartRateID), .integer(dayMs.start),
-            .integer(dayMs.end), .integer(cursor.stepID)
-        ).run()
+            aggregate.lastFix.map { .text($0) }, .integer(dayMs.start), .integer(dayMs.end),
+        ] + SampleKinds.all.map { .integer(cursor[name: $0.name]) }).run()
     }
+
+    /// `?1`-`?8` the aggregate, `?9`/`?10` the day's bounds, then each kind's cursor in
+    /// `SampleKinds.all` order: built up to the cursor, newest the day's largest row id.
+    private static let saveAggregate: String = {
+        let kinds = SampleKinds.all.enumerated().map { index, kind in
+            (name: kind.name, built: "?\(index + 11)", newest: "(SELECT max(id) FROM \(kind.table) WHERE ts_ms >= ?9 AND ts_ms < ?10)")
+        }
+        let columns = kinds.map { "built_\($0.name)_id, newest_\($0.name)_id" }.joined(separator: ", ")
+        let values = kinds.map { "\($0.built), \($0.newest)" }.joined(separator: ", ")
+        let updates = kinds.map { "built_\($0.name)_id = excluded.built_\($0.name)_id, newest_\($0.name)_id = excluded.newest_\($0.name)_id" }
+        return """
+            INSERT INTO day_aggregate (date, tz, payload, final, updated_ms, published_payload, first_fix, last_fix, \(columns))
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, \(values))
+            ON CONFLICT (date) DO UPDATE SET tz = excluded.tz, payload = excluded.payload, final = excluded.final,
+                updated_ms = excluded.updated_ms, published_payload = coalesce(excluded.published_payload, published_payload),
+                first_fix = excluded.first_fix, last_fix = excluded.last_fix, \(updates.joined(separator: ", "))
+            """
+    }()
 
     /// The day's aggregate was computed again up to `cursor` and came out as already stored:
     /// only its freshness changes.
     public func markDayAggregateCurrent(date: String, builtUpTo cursor: RowCursor) throws {
-        try db.statement("UPDATE day_aggregate SET built_fix_id = ?, built_hr_id = ?, built_step_id = ? WHERE date = ?")
-            .bind(.integer(cursor.fixID), .integer(cursor.heartRateID), .integer(cursor.stepID), .text(date)).run()
+        try db.statement(sql: Self.markCurrent).bind([.text(date)] + SampleKinds.all.map { .integer(cursor[name: $0.name]) }).run()
     }
+
+    private static let markCurrent = """
+        UPDATE day_aggregate SET \(SampleKinds.all.enumerated().map { "built_\($1.name)_id = ?\($0 + 2)" }.joined(separator: ", "))
+        WHERE date = ?1
+        """
 }

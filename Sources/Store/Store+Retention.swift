@@ -8,17 +8,11 @@ extension Store {
     public func pruneRawRows(beforeMs: Int64, limit: Int = 2000) throws -> Int {
         var deleted = 0
         try db.transaction {
-            try db.statement("DELETE FROM fix WHERE id IN (SELECT id FROM fix WHERE ts_ms < ? ORDER BY ts_ms LIMIT ?)")
-                .bind(.integer(beforeMs), .integer(Int64(limit))).run()
-            deleted += db.changes
-            try db.statement(
-                "DELETE FROM hr_sample WHERE id IN (SELECT id FROM hr_sample WHERE ts_ms < ? ORDER BY ts_ms LIMIT ?)"
-            ).bind(.integer(beforeMs), .integer(Int64(limit))).run()
-            deleted += db.changes
-            try db.statement(
-                "DELETE FROM step_record WHERE id IN (SELECT id FROM step_record WHERE ts_ms < ? ORDER BY ts_ms LIMIT ?)"
-            ).bind(.integer(beforeMs), .integer(Int64(limit))).run()
-            deleted += db.changes
+            for kind in SampleKinds.all {
+                try db.statement(sql: "DELETE FROM \(kind.table) WHERE id IN (SELECT id FROM \(kind.table) WHERE ts_ms < ? ORDER BY ts_ms LIMIT ?)")
+                    .bind(.integer(beforeMs), .integer(Int64(limit))).run()
+                deleted += db.changes
+            }
             // Kept sleep epochs go with the beats they were computed from.
             try db.statement(
                 "DELETE FROM sleep_epoch WHERE start_s IN (SELECT start_s FROM sleep_epoch WHERE start_s < ? ORDER BY start_s LIMIT ?)"
@@ -39,14 +33,14 @@ extension Store {
 
     /// The time of the oldest raw row, for a size cap that removes the oldest first.
     public func oldestRawTimeMs() throws -> Int64? {
-        let statement = try db.statement("""
-            SELECT min(t) FROM (SELECT min(ts_ms) AS t FROM fix UNION ALL SELECT min(ts_ms) FROM hr_sample
-                                UNION ALL SELECT min(ts_ms) FROM step_record)
-            """)
+        let statement = try db.statement(sql: Self.oldestRaw)
         defer { statement.reset() }
         guard try statement.step(), !statement.isNull(0) else { return nil }
         return statement.int64(0)
     }
+
+    private static let oldestRaw =
+        "SELECT min(t) FROM (\(SampleKinds.all.map { "SELECT min(ts_ms) AS t FROM \($0.table)" }.joined(separator: " UNION ALL ")))"
 
     public struct SpaceReport: Sendable, Equatable {
         /// Bytes of data in the file (pages in use), not counting free pages.

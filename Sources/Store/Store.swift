@@ -2,8 +2,9 @@ import Foundation
 import Logging
 import Supervision
 
-/// The agent's SQLite store: fixes, heart-rate notifications, daily aggregates, agent state and
-/// the durable outbox, in one WAL-mode file.
+/// The agent's SQLite store: sensor samples of every kind (Kinds/: a `SampleKind` each — fixes,
+/// heart-rate notifications, step records — listed in `SampleKinds`), daily aggregates, agent
+/// state and the durable outbox, in one WAL-mode file.
 ///
 /// An actor: one writer connection, used by one task at a time. A message in the outbox is
 /// committed together with the data it reports, or after it when the data went to the ingest
@@ -20,7 +21,6 @@ import Supervision
 /// - Store+Published: acknowledged messages kept for resend requests.
 /// - Store+HeldMessages: messages the file could not take, queued by the next write that can.
 /// - Store+Reads: reading on the writer connection, `read`/`readStored` (StoreReading), and the day aggregates saved.
-/// - Store+Steps: step records.
 /// - Store+Workouts, Store+Gear: workouts, and the shoes they are credited to.
 /// - Store+DayFolds, Store+SleepEpochs, Store+SleepNights: day folds, sleep epochs and nights kept.
 /// - Store+Retention: raw rows pruned oldest first to keep the file within its disk.
@@ -174,6 +174,19 @@ public actor Store {
             try connection.transaction {
                 try connection.execute(Schema.migrations[next - 1])
                 try connection.execute("PRAGMA user_version = \(next)")
+            }
+        }
+        // A kind added after schema 13 brings its own table: its migrations are counted in
+        // agent_state (`schema_<kind>`), so adding one needs no new schema number.
+        for kind in SampleKinds.all where !kind.migrations.isEmpty {
+            let key = "schema_\(kind.name)"
+            let applied = Int(try connection.scalar(sql: "SELECT value FROM agent_state WHERE key = ?", .text(key)) ?? 0)
+            for next in applied..<kind.migrations.count {
+                try connection.transaction {
+                    try connection.execute(kind.migrations[next])
+                    try connection.statement("INSERT OR REPLACE INTO agent_state (key, value) VALUES (?, ?)")
+                        .bind(.text(key), .integer(Int64(next + 1))).run()
+                }
             }
         }
     }

@@ -2,14 +2,7 @@
 /// fingerprints that tell whether a kept fold or night still matches the rows under it.
 extension StoreReads {
     public func dayAggregate(date: String) throws -> StoredDayAggregate? {
-        let statement = try db.statement(
-            """
-            SELECT date, tz, payload, final, updated_ms, published_payload, first_fix, last_fix,
-                   coalesce(newest_fix_id > coalesce(built_fix_id, 0), 0) OR coalesce(newest_hr_id > coalesce(built_hr_id, 0), 0)
-                   OR coalesce(newest_step_id > coalesce(built_step_id, 0), 0)
-            FROM day_aggregate WHERE date = ?
-            """
-        ).bind(.text(date))
+        let statement = try db.statement(sql: Self.dayAggregateByDate).bind(.text(date))
         defer { statement.reset() }  // a statement left mid-result holds its read transaction open
         guard try statement.step() else { return nil }
         return StoredDayAggregate(
@@ -17,6 +10,11 @@ extension StoreReads {
             updatedMs: statement.int64(4), publishedPayload: statement.optionalText(5), firstFix: statement.optionalText(6),
             lastFix: statement.optionalText(7), isStale: statement.int(8) != 0)
     }
+
+    private static let dayAggregateByDate = """
+        SELECT date, tz, payload, final, updated_ms, published_payload, first_fix, last_fix, \(AggregateFreshness.staleExpression)
+        FROM day_aggregate WHERE date = ?
+        """
 
     /// The newest day with a final aggregate (dates sort as text).
     public func latestFinalAggregateDay() throws -> String? {

@@ -4,7 +4,7 @@ extension StoreReads {
     /// Fixes with `fromMs <= ts_ms < toMs`, in time order, streamed; `upTo` leaves out rows stored after a cursor was taken.
     public func forEachFix(fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredFix) throws -> Void) throws {
         let statement = try db.statement(sql: Self.fixesInTime)
-            .bind(.integer(fromMs), .integer(toMs), .integer(cursor?.fixID ?? .max))
+            .bind(.integer(fromMs), .integer(toMs), .integer(cursor?[FixKind.self] ?? .max))
         defer { statement.reset() }
         let columns = try statement.layout(StoredFix.Columns.self)
         while try statement.step() { try body(columns.fix(statement)) }
@@ -22,7 +22,7 @@ extension StoreReads {
         fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredHeartRate) throws -> Void
     ) throws {
         let statement = try db.statement(sql: Self.heartRatesInTime)
-            .bind(.integer(fromMs), .integer(toMs), .integer(cursor?.heartRateID ?? .max))
+            .bind(.integer(fromMs), .integer(toMs), .integer(cursor?[HeartRateKind.self] ?? .max))
         defer { statement.reset() }
         // Notifications of one instant (two sensors) go out by sensor name, so a replay that stored
         // them in another order reads the same; the query gives them by row id.
@@ -32,7 +32,7 @@ extension StoreReads {
             for sample in instant { try body(sample) }
             instant.removeAll(keepingCapacity: true)
         }
-        try Self.groupedHeartRates(statement) { sample, _ in
+        try HeartRateKind.grouped(statement) { sample, _ in
             if let first = instant.first, first.timeMs != sample.timeMs { try flush() }
             instant.append(sample)
         }
@@ -46,64 +46,13 @@ extension StoreReads {
         return samples
     }
 
-    /// One row per RR interval (or one without any) of `joinedHeartRateColumns`, grouped here by
-    /// notification: half the time of a subquery per notification joining its intervals into
-    /// text (issue 32).
-    private static func groupedHeartRates(_ statement: SQLiteStatement, _ body: (StoredHeartRate, Int64) throws -> Void) throws {
-        var current: (id: Int64, sample: StoredHeartRate)?
-        while try statement.step() {
-            let id = statement.int64(9)
-            if current?.id != id {
-                if let done = current { try body(done.sample, done.id) }
-                current = (id, StoredHeartRate(
-                    sensor: statement.text(0), timeMs: statement.int64(1), receivedMs: statement.int64(2), bpm: statement.int(3),
-                    contact: statement.int(4), energyKJ: statement.optionalInt(5), valid: statement.int(6) != 0, raw: statement.blob(7),
-                    origin: statement.isNull(10) ? nil : statement.int64(10)))
-            }
-            if !statement.isNull(8) { current?.sample.rrIntervals.append(statement.int(8)) }
-        }
-        if let done = current { try body(done.sample, done.id) }
-    }
-
-    private static let joinedHeartRateColumns = "s.sensor, s.ts_ms, s.received_ms, s.bpm, s.contact, s.energy_kj, s.valid, s.raw, r.rr_1024, s.id, s.origin"
-
     /// Ties in time in the order stored (row id), as `hr_sample_by_time` holds them, put in
     /// sensor order by `forEachHeartRate`: ordering them by sensor here made SQLite sort every
     /// read in a temporary B-tree (issue 32).
     private static let heartRatesInTime = """
-        SELECT \(joinedHeartRateColumns)
+        SELECT \(HeartRateKind.joinedColumns)
         FROM hr_sample s LEFT JOIN rr_interval r ON r.sample_id = s.id
         WHERE s.ts_ms >= ? AND s.ts_ms < ? AND s.id <= ? ORDER BY s.ts_ms, s.id, r.position
-        """
-
-    /// `limit` notifications stored after `afterID`, in the order they were stored, each with its
-    /// row id.
-    public func heartRates(afterID: Int64, limit: Int, _ body: (StoredHeartRate, Int64) throws -> Void) throws {
-        let statement = try db.statement(sql: Self.heartRatesAfterID).bind(.integer(afterID), .integer(Int64(limit)))
-        defer { statement.reset() }
-        try Self.groupedHeartRates(statement, body)
-    }
-
-    /// `limit` notifications after (`fromMs`, `afterID`) by time, then row id (several sensors can
-    /// share a time), each with its row id: a reopen's copy.
-    public func heartRates(after fromMs: Int64, id afterID: Int64, limit: Int, _ body: (StoredHeartRate, Int64) throws -> Void) throws {
-        let statement = try db.statement(sql: Self.heartRatesAfterTime)
-            .bind(.integer(fromMs), .integer(afterID), .integer(Int64(limit)))
-        defer { statement.reset() }
-        try Self.groupedHeartRates(statement, body)
-    }
-
-    private static let heartRatesAfterID = """
-        SELECT \(joinedHeartRateColumns)
-        FROM (SELECT * FROM hr_sample WHERE id > ? ORDER BY id LIMIT ?) s LEFT JOIN rr_interval r ON r.sample_id = s.id
-        ORDER BY s.id, r.position
-        """
-
-    private static let heartRatesAfterTime = """
-        SELECT \(joinedHeartRateColumns)
-        FROM (SELECT * FROM hr_sample WHERE (ts_ms, id) > (?, ?) ORDER BY ts_ms, id LIMIT ?) s
-        LEFT JOIN rr_interval r ON r.sample_id = s.id
-        ORDER BY s.ts_ms, s.id, r.position
         """
 
     /// Step records with `fromMs <= ts_ms < toMs`, in time order (then sensor), streamed.
@@ -111,7 +60,7 @@ extension StoreReads {
         fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredStepRecord) throws -> Void
     ) throws {
         let statement = try db.statement(sql: Self.stepRecordsInTime)
-            .bind(.integer(fromMs), .integer(toMs), .integer(cursor?.stepID ?? .max))
+            .bind(.integer(fromMs), .integer(toMs), .integer(cursor?[StepRecordKind.self] ?? .max))
         defer { statement.reset() }
         let columns = try statement.layout(StoredStepRecord.Columns.self)
         while try statement.step() { try body(columns.stepRecord(statement)) }

@@ -5,7 +5,6 @@ public struct StoreReopened: Sendable, Equatable {
     public var movedAside: String?
     public var outboxMessages = 0
     public var dayAggregates = 0
-    public var fixes = 0
-    public var heartRates = 0
-    public var stepRecords = 0
+    /// Raw rows carried, by what a kind's rows are called (`SampleKind.rowsName`).
+    public var rowsCarried: [String: Int] = [:]
 }

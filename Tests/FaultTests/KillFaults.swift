@@ -124,7 +124,7 @@ struct KillFaults {
     static func journaledSampleTimes(_ path: String) throws -> Set<Int64> {
         var times = Set<Int64>()
         for entry in try Store.unfoldedJournalEntries(storePath: path) {
-            for sample in entry.heartRates where sample.sensor == "fault" { times.insert(sample.timeMs) }
+            for sample in entry.rows[HeartRateKind.self] where sample.sensor == "fault" { times.insert(sample.timeMs) }
         }
         return times
     }

@@ -122,7 +122,7 @@ struct BridgeService: Service, CustomStringConvertible {
         }
         if status != published { await board.update(heartRate: status) }
         let open = accelerometers.flushAll(receivedMs: clock.now().unixMs)
-        if !open.isEmpty { _ = await writer.add(heartRates: [], steps: open, mayWait: false) }
+        if !open.isEmpty { _ = await writer.add(bridgeRows: Self.rows(steps: open), mayWait: false) }
     }
 
     /// A strap whose accelerometer sent nothing for this long has its open step windows stored.
@@ -189,11 +189,19 @@ struct BridgeService: Service, CustomStringConvertible {
     /// with the last batch.
     private func store(_ samples: [StoredHeartRate], steps: [StoredStepRecord]) async -> Bool {
         var waited = false
-        while await !writer.add(heartRates: samples, steps: steps, mayWait: !Task.isShuttingDownGracefully) {
+        let rows = Self.rows(heartRates: samples, steps: steps)
+        while await !writer.add(bridgeRows: rows, mayWait: !Task.isShuttingDownGracefully) {
             waited = true
             heartbeats.beat("hr")
         }
         return waited
+    }
+
+    private static func rows(heartRates: [StoredHeartRate] = [], steps: [StoredStepRecord]) -> SampleBatch {
+        var rows = SampleBatch()
+        rows[HeartRateKind.self] = heartRates
+        rows[StepRecordKind.self] = steps
+        return rows
     }
 
     /// The time a notification is stored at, and why the receive time was used instead of the

@@ -66,17 +66,17 @@ struct RunningDay {
         func inDay(_ timeMs: Int64) -> Bool { bounds.start <= timeMs && timeMs < bounds.end }
         while true {
             let batch = try reader.read { try $0.rows(after: cursor, limit: Self.rowsPerRead) }
-            for fix in batch.fixes where inDay(fix.timeMs) { guard aggregate.add(fix) else { return false } }
-            for sample in batch.heartRates {
-                if inDay(sample.timeMs) { guard aggregate.add(sample) else { return false } }
-                if window.start <= sample.timeMs, sample.timeMs < window.end {
-                    // A night let go is not patched: the day is computed again.
-                    guard releasedNight == nil, night.add(sample) else { return false }
-                }
+            var inOrder = true
+            DayFeedingKinds.forEachRow(in: batch.rows) { timeMs, add in
+                if inOrder, inDay(timeMs) { inOrder = add(&aggregate) }
             }
-            for record in batch.steps where inDay(record.timeMs) { guard aggregate.add(record) else { return false } }
+            guard inOrder else { return false }
+            for sample in batch[HeartRateKind.self] where window.start <= sample.timeMs && sample.timeMs < window.end {
+                // A night let go is not patched: the day is computed again.
+                guard releasedNight == nil, night.add(sample) else { return false }
+            }
             cursor = batch.cursor
-            if batch.isLast(limit: Self.rowsPerRead) { return true }
+            if batch.isLast { return true }
         }
     }
 

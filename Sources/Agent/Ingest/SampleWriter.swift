@@ -26,16 +26,15 @@ actor SampleWriter: Service, CustomStringConvertible {
     private let flushThreshold: Int
 
     private var fixes: [StoredFix] = []
-    private var heartRates: [StoredHeartRate] = []
-    /// Step records come from the same bridges and wait with the heart-rate notifications.
-    private var steps: [StoredStepRecord] = []
+    /// What the sensor bridges sent (every kind but fixes), waiting together.
+    private var bridge = SampleBatch()
     private(set) var latestFix: StoredFix?
     /// Samples in the commit under way: still in memory, and put back if it fails.
     private var committing = (fixes: 0, bridge: 0)
     /// Samples waiting in memory for a commit (for `status.store.pending_samples`).
     var pendingSamples: Int { fixes.count + bridgeRows + committing.fixes + committing.bridge }
-    /// Heart-rate notifications and step records held: what the bridges' bound counts.
-    private var bridgeRows: Int { heartRates.count + steps.count }
+    /// The bridges' rows held: what their bound counts.
+    private var bridgeRows: Int { bridge.count }
     private(set) var lastError: String?
     /// The commit a backlog started, while it runs.
     private var backlogCommit: Task<Void, Never>?
@@ -94,13 +93,12 @@ actor SampleWriter: Service, CustomStringConvertible {
     /// of the store waits for the commit. False when the writer already holds
     /// `maxPendingHeartRates` (the store is failing): the call then returned at the next commit
     /// attempt, and the caller tries again. With `mayWait` false (shutting down) it always takes them.
-    func add(heartRates batch: [StoredHeartRate], steps stepBatch: [StoredStepRecord] = [], mayWait: Bool = true) async -> Bool {
+    func add(bridgeRows rows: SampleBatch, mayWait: Bool = true) async -> Bool {
         if mayWait && !stopped && bridgeRows + committing.bridge >= maxPendingHeartRates {
             await withCheckedContinuation { waitingForAttempt.append($0) }
             return false
         }
-        heartRates += batch
-        steps += stepBatch
+        bridge.append(contentsOf: rows)
         guard lastError == nil, fixes.count + bridgeRows >= flushThreshold else { return true }
         if let running = backlogCommit {
             if mayWait && fixes.count + bridgeRows >= 2 * flushThreshold { await running.value }
@@ -140,7 +138,7 @@ actor SampleWriter: Service, CustomStringConvertible {
         do {
             try await flush(messages: [])
         } catch {
-            logger.error("samples not stored at shutdown", metadata: ["fixes": "\(fixes.count)", "heart_rates": "\(heartRates.count)", "step_records": "\(steps.count)", "error": "\(error)"])
+            logger.error("samples not stored at shutdown", metadata: ["fixes": "\(fixes.count)", "bridge_rows": "\(bridge.count)", "error": "\(error)"])
         }
         // What the journal holds goes to the tables, for whatever reads the file next.
         await store.foldForReaders()
@@ -150,23 +148,23 @@ actor SampleWriter: Service, CustomStringConvertible {
         defer { resumeWaiting() }
         // Held messages (sent live while the store failed) are queued by the next write.
         let holding = await store.holdsMessages
-        guard !fixes.isEmpty || !heartRates.isEmpty || !steps.isEmpty || !messages.isEmpty || !workouts.isEmpty || holding else {
+        guard !fixes.isEmpty || !bridge.isEmpty || !messages.isEmpty || !workouts.isEmpty || holding else {
             await store.foldJournalIfDue()
             return
         }
         let batchFixes = fixes
-        let batchHeartRates = heartRates
-        let batchSteps = steps
+        let batchBridge = bridge
         fixes.removeAll(keepingCapacity: true)
-        heartRates.removeAll(keepingCapacity: true)
-        steps.removeAll(keepingCapacity: true)
+        bridge = SampleBatch()
         committing.fixes += batchFixes.count
-        committing.bridge += batchHeartRates.count + batchSteps.count
+        committing.bridge += batchBridge.count
+        var rows = batchBridge
+        rows[FixKind.self] = batchFixes
         let written: Result<StoreWriteResult, any Error>
         var messagesFailed: (any Error)?
         do {
             written = .success(
-                try await store.write(fixes: batchFixes, heartRates: batchHeartRates, steps: batchSteps, messages: messages, workouts: workouts))
+                try await store.write(rows, messages: messages, workouts: workouts))
         } catch let partial as MessagesNotQueued {
             // The samples are stored (the ingest journal); only the messages are not.
             written = .success(partial.stored)
@@ -175,12 +173,12 @@ actor SampleWriter: Service, CustomStringConvertible {
             written = .failure(error)
         }
         committing.fixes -= batchFixes.count
-        committing.bridge -= batchHeartRates.count + batchSteps.count
+        committing.bridge -= batchBridge.count
         do {
             let result = try written.get()
-            counters.gpsDropped.count(IngestCounters.GPSDrop.duplicate, batchFixes.count - result.fixesInserted)
-            counters.heartRateDropped.count(IngestCounters.HeartRateDrop.duplicate, batchHeartRates.count - result.heartRatesInserted)
-            counters.heartRateDropped.count(IngestCounters.HeartRateDrop.duplicate, batchSteps.count - result.stepRecordsInserted)
+            let fixesInserted = result.inserted(FixKind.self)
+            counters.gpsDropped.count(IngestCounters.GPSDrop.duplicate, batchFixes.count - fixesInserted)
+            counters.heartRateDropped.count(IngestCounters.HeartRateDrop.duplicate, batchBridge.count - (result.rowsInserted - fixesInserted))
             if let messagesFailed { throw messagesFailed }
             if lastError != nil {
                 logger.notice("storing works again")
@@ -191,8 +189,9 @@ actor SampleWriter: Service, CustomStringConvertible {
             if messagesFailed == nil {
                 // Put the batch back in front of anything that arrived meanwhile.
                 fixes = batchFixes + fixes
-                heartRates = batchHeartRates + heartRates
-                steps = batchSteps + steps
+                var putBack = batchBridge
+                putBack.append(contentsOf: bridge)
+                bridge = putBack
                 trimFixes()
             }
             if lastError == nil { logger.error("cannot store; keeping samples in memory and retrying", metadata: ["error": "\(error)"]) }

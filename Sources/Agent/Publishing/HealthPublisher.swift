@@ -169,10 +169,8 @@ actor HealthPublisher: Service, CustomStringConvertible {
         while true {
             let batch = try await store.readStored { [cursor] in try $0.rows(after: cursor, limit: Self.rowsPerRead) }
             cursor = batch.cursor
-            for fix in batch.fixes { fold(timeMs: fix.timeMs) { $0.add(fix) } }
-            for sample in batch.heartRates { fold(timeMs: sample.timeMs) { $0.add(sample) } }
-            for record in batch.steps { fold(timeMs: record.timeMs) { $0.add(record) } }
-            if batch.isLast(limit: Self.rowsPerRead) { return }
+            DayFeedingKinds.forEachRow(in: batch.rows) { timeMs, add in fold(timeMs: timeMs, add) }
+            if batch.isLast { return }
         }
     }
 
@@ -278,8 +276,8 @@ actor HealthPublisher: Service, CustomStringConvertible {
             let since = ContinuousClock.now - todaySleep.at
             // A backlog landing today (a strap's memory): more than `todayRefresh` of a strap's
             // notifications since, so classify again sooner than a live strap's minutes would.
-            let backlog = cursor.heartRateID - todaySleep.cursor.heartRateID >= Self.backlogRows && since >= Self.backlogRefresh
-            if (todaySleep.cursor.heartRateID == cursor.heartRateID && todaySleep.night.main?.inProgress != true)
+            let backlog = cursor[HeartRateKind.self] - todaySleep.cursor[HeartRateKind.self] >= Self.backlogRows && since >= Self.backlogRefresh
+            if (todaySleep.cursor[HeartRateKind.self] == cursor[HeartRateKind.self] && todaySleep.night.main?.inProgress != true)
                 || (since < SleepNight.todayRefresh && !backlog)
             {
                 return todaySleep.night

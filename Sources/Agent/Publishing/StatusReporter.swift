@@ -36,7 +36,7 @@ struct StatusReporter: Service, CustomStringConvertible {
         let document = await onlineDocument()
         do {
             // Supersedable: a status not yet delivered is worthless once a newer one exists.
-            try await store.write(messages: [
+            try await store.write(SampleBatch(), messages: [
                 OutboxDraft(topic: topic, retain: true, supersedable: true) { seq in document(seq).bytes }
             ])
             // A write went through: an error a failed status write left behind (perhaps after the

@@ -39,16 +39,15 @@ struct StoreFileWatchService: Service, CustomStringConvertible {
             await drain.storeReplaced()
             await board.noteStoreReopened()
             await board.update(storeFileProblem: nil)
+            let carried = SampleKinds.all.map { ($0.rowsName, report.rowsCarried[$0.rowsName] ?? 0) }
             logger.notice("store reopened", metadata: [
-                "outbox": "\(report.outboxMessages)", "fixes": "\(report.fixes)", "heart_rates": "\(report.heartRates)",
-                "day_aggregates": "\(report.dayAggregates)",
-            ])
+                "outbox": "\(report.outboxMessages)", "day_aggregates": "\(report.dayAggregates)",
+            ].merging(carried.map { ($0, "\($1)") }) { $1 })
             var details: [(String, JSONValue)] = [
                 ("problem", .string(what + (problem == .deleted ? "; a new one was created" : "; the new one is used"))),
                 ("carried_over", .object([
                     ("outbox", .number(report.outboxMessages)), ("day_aggregates", .number(report.dayAggregates)),
-                    ("fixes", .number(report.fixes)), ("heart_rates", .number(report.heartRates)),
-                ])),
+                ] + carried.map { ($0, .number($1)) })),
             ]
             if let aside = report.movedAside { details.append(("kept_as", .string(aside))) }
             try? await writer.publish([EventDraft.make(root: topicRoot, kind: "storage", details: details, at: clock.now())])

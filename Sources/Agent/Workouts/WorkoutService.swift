@@ -143,12 +143,12 @@ actor WorkoutService: Service, CustomStringConvertible {
             let batch = try await store.readStored { [cursor] in try $0.rows(after: cursor, limit: Self.rowsPerRead) }
             cursor = batch.cursor
             var adding = window
-            let added = try withReader { try adding.add(fixes: batch.fixes, heartRates: batch.heartRates, reader: $0, upTo: cursor) }
+            let added = try withReader { try adding.add(fixes: batch[FixKind.self], heartRates: batch[HeartRateKind.self], reader: $0, upTo: cursor) }
             window = adding
             if added.motion { lastMotionArrival = clock.uptime() }
             if added.pulse { lastPulseArrival = clock.uptime() }
             if added.motion || added.pulse { changed = true }
-            if batch.isLast(limit: Self.rowsPerRead) { break }
+            if batch.isLast { break }
             // More is waiting (a strap's backlog): look at what came so far before reading on, so
             // the window settles as it goes rather than holding the whole backlog (a million
             // notifications held ~20 MiB here).

@@ -1,17 +1,18 @@
 /// Rows stored after a cursor, in storing order, and the cursor after them.
 public struct NewRows: Sendable {
-    public var fixes: [StoredFix]
-    public var heartRates: [StoredHeartRate]
-    public var steps: [StoredStepRecord]
+    public var rows: SampleBatch
     public var cursor: RowCursor
+    /// Whether some kind had `limit` rows: there may be more to read after these.
+    public var isFull: Bool
 
-    public init(fixes: [StoredFix], heartRates: [StoredHeartRate], steps: [StoredStepRecord] = [], cursor: RowCursor) {
-        self.fixes = fixes
-        self.heartRates = heartRates
-        self.steps = steps
+    public init(rows: SampleBatch, cursor: RowCursor, isFull: Bool) {
+        self.rows = rows
         self.cursor = cursor
+        self.isFull = isFull
     }
 
-    /// Fewer than `limit` of each kind: nothing more to read after these.
-    public func isLast(limit: Int) -> Bool { fixes.count < limit && heartRates.count < limit && steps.count < limit }
+    public subscript<Kind: SampleKind>(_ kind: Kind.Type) -> [Kind.Row] { rows[kind] }
+
+    /// Fewer than the limit of each kind: nothing more to read after these.
+    public var isLast: Bool { !isFull }
 }
