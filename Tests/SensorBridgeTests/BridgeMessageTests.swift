@@ -112,6 +112,17 @@ struct ReferenceBridgeTests {
         #expect(plain["bpm"] as? Int == message.heartRate?.bpm)
     }
 
+    @Test("what it emits for a CSC value (--char 2a5b) is what the agent parses", arguments: ["03a4000000184e4000a74c", "02c8000008", "01452301000004"])
+    func cscRoundTrip(hex: String) async throws {
+        let process = try ManagedProcess(
+            name: "bridge", executable: Tools.find("python3"), arguments: [Self.script, "--encode-hex", hex, "--char", "2a5b", "--sensor", "bike"])
+        #expect(await process.waitForExit(timeout: 20) == 0)
+        let line = try #require(process.lines.first)
+        let message = try BridgeMessage.parse(Array(line.utf8)).get()
+        #expect(message.raw == HexBytes.decode(hex))
+        #expect(message.reading == .cyclingSpeedCadence(try CSCMeasurement.parse(hex: hex).get()))
+    }
+
     static func parse(_ line: String) -> Result<BridgeMessage, BridgeMessage.Rejection> { BridgeMessage.parse(Array(line.utf8)) }
 
     @Test("char 2a53, in either case, is an RSC measurement")
