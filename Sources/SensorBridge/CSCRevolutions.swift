@@ -2,7 +2,7 @@
 /// revolutions counted and the 1/1024-s time they span, from which the caller computes cadence
 /// (`revolutions × 60 × 1024 / time1024` rpm) and wheel distance (revolutions × circumference).
 ///
-/// The rule, from the Cycling Speed and Cadence Service 1.0 and Profile 1.0 (§4.4: "the Collector
+/// The rule, from the Cycling Speed and Cadence Service 1.0 and Profile 1.0 (CSCP §4.4: "the Collector
 /// shall take into account that the Wheel Event Time and the Last Crank Event Time can roll over
 /// during a ride"): a rate is the difference of two successive cumulative counts over the
 /// difference of their last event times, each difference taken modulo its field's width — wheel
@@ -11,12 +11,13 @@
 /// - A stopped wheel or crank makes the sensor repeat its count and event time: `.unchanged`, no
 ///   revolution and no time. It is not yet a stop — at 20 rpm a crank turns once in 3 s, so
 ///   the sensor repeats itself between revolutions. Implementations differ on when to call it 0:
-///   GoldenCheetah (src/Train/BT40Device.cpp, `getCadence`) reports cadence 0 once the crank
-///   event time has been unchanged for two notifications (about 2 s) and wheel rpm 0 at the
-///   first unchanged one; OpenTracks (sensors/sensorData/AggregatorCyclingCadence.java) keeps
-///   the last value while the event time repeats and falls back to 0 only when notifications
-///   stop. Here `stopAfterSeconds`: the caller reads 0 once a channel has been `.unchanged` for
-///   that long by its own clock.
+///   GoldenCheetah (src/Train/BT40Device.cpp, `getCadence`, `getWheelRpm`) keeps the last
+///   cadence through two repeated crank event times and reports 0 from the third (at one
+///   notification a second, about 3 s), but wheel rpm 0 at the first repeat; OpenTracks
+///   (sensors/sensorData/AggregatorCyclingCadence.java) keeps the last value while the event
+///   time repeats and falls back to 0 only when notifications stop. Here `stopAfterSeconds`
+///   (3 s, GoldenCheetah's crank delay, for both channels): the caller reads 0 once a channel
+///   has been `.unchanged` for that long by its own clock.
 /// - A count that goes back (a battery change; a client writing the SC Control Point's Set
 ///   Cumulative Value), or moves further than the time allows at `maximumWheelPerSecond` /
 ///   `maximumCrankPerSecond`, is `.reset`: nothing counted, the new measurement is the base. A
