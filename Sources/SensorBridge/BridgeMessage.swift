@@ -2,9 +2,9 @@ import Foundation
 
 /// One bridge message (docs/contract.md "Heart rate: the bridge", docs/steps.md): a JSON object
 /// `{"ts":"<ISO-8601 UTC, ms>","seq":…,"sensor":"<id>","char":…,"raw":"<hex>"}`. `char` says
-/// what it carries: absent or `"2a37"` a Heart Rate Measurement, `"2a53"` an RSC Measurement
-/// (`raw` is authoritative; `bpm`, `rr`, `cadence`… are ignored), `"pmd_acc"` a batch of
-/// accelerometer samples (`rate_hz`, `samples`).
+/// what it carries: absent or `"2a37"` a Heart Rate Measurement, `"2a53"` an RSC Measurement,
+/// `"2a5b"` a CSC Measurement (`raw` is authoritative; `bpm`, `rr`, `cadence`… are ignored),
+/// `"pmd_acc"` a batch of accelerometer samples (`rate_hz`, `samples`).
 public struct BridgeMessage: Sendable, Equatable {
     public var sensor: String
     /// The bridge's timestamp, when it gave a readable one (sanity is judged at ingest). For
@@ -18,6 +18,7 @@ public struct BridgeMessage: Sendable, Equatable {
     public enum Reading: Sendable, Equatable {
         case heartRate(HeartRateMeasurement)
         case runningSpeedCadence(RSCMeasurement)
+        case cyclingSpeedCadence(CSCMeasurement)
         case acceleration(AccelerationBatch)
     }
 
@@ -35,6 +36,7 @@ public struct BridgeMessage: Sendable, Equatable {
         case badField(String)
         case badMeasurement(HeartRateMeasurement.Rejection)
         case badRSC(RSCMeasurement.Rejection)
+        case badCSC(CSCMeasurement.Rejection)
         case badAcceleration(AccelerationBatch.Rejection)
         case unknownCharacteristic(String)
 
@@ -46,8 +48,9 @@ public struct BridgeMessage: Sendable, Equatable {
             case .badField(let field): "bad \"\(field)\""
             case .badMeasurement(let rejection): "0x2A37: \(rejection)"
             case .badRSC(let rejection): "0x2A53: \(rejection)"
+            case .badCSC(let rejection): "0x2A5B: \(rejection)"
             case .badAcceleration(let rejection): "pmd_acc: \(rejection)"
-            case .unknownCharacteristic(let char): "unknown \"char\" \"\(char.prefix(16))\" (2a37, 2a53 or pmd_acc)"
+            case .unknownCharacteristic(let char): "unknown \"char\" \"\(char.prefix(16))\" (2a37, 2a53, 2a5b or pmd_acc)"
             }
         }
     }
@@ -71,20 +74,13 @@ public struct BridgeMessage: Sendable, Equatable {
         let raw: [UInt8]
         let reading: Reading
         switch char {
-        case "2a37", "2a53":
+        case "2a37", "2a53", "2a5b":
             guard let rawValue = object["raw"] else { return .failure(.missing("raw")) }
             guard let hex = rawValue as? String, let bytes = HexBytes.decode(hex) else { return .failure(.badField("raw")) }
             raw = bytes
-            if char == "2a37" {
-                switch HeartRateMeasurement.parse(bytes) {
-                case .success(let value): reading = .heartRate(value)
-                case .failure(let rejection): return .failure(.badMeasurement(rejection))
-                }
-            } else {
-                switch RSCMeasurement.parse(bytes) {
-                case .success(let value): reading = .runningSpeedCadence(value)
-                case .failure(let rejection): return .failure(.badRSC(rejection))
-                }
+            switch Self.reading(char: char, bytes) {
+            case .success(let value): reading = value
+            case .failure(let rejection): return .failure(rejection)
             }
         case "pmd_acc":
             raw = []
@@ -98,6 +94,15 @@ public struct BridgeMessage: Sendable, Equatable {
         let timestamp = (object["ts"] as? String).flatMap(Self.date(iso:))
         let seq = (object["seq"] as? NSNumber).flatMap { Int(exactly: $0.doubleValue) }
         return .success(BridgeMessage(sensor: sensor, timestamp: timestamp, seq: seq, raw: raw, reading: reading))
+    }
+
+    /// The reading a characteristic's value carries; `char` is one of those with a `raw`.
+    private static func reading(char: String, _ bytes: [UInt8]) -> Result<Reading, Rejection> {
+        switch char {
+        case "2a53": RSCMeasurement.parse(bytes).map(Reading.runningSpeedCadence).mapError(Rejection.badRSC)
+        case "2a5b": CSCMeasurement.parse(bytes).map(Reading.cyclingSpeedCadence).mapError(Rejection.badCSC)
+        default: HeartRateMeasurement.parse(bytes).map(Reading.heartRate).mapError(Rejection.badMeasurement)
+        }
     }
 
     /// RFC 3339 / ISO 8601 with or without fractional seconds, `Z` or an offset. The format style

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """KeepAlive's reference heart-rate bridge for a Pi whose own Bluetooth talks to the strap.
 
-Finds a BLE sensor (by address, or the first device advertising the Heart Rate service 0x180D
-or Running Speed and Cadence 0x1814) and subscribes to what it offers, one bridge message per
-notification (KeepAlive SPEC "Heart rate: the bridge", docs/steps.md):
+Finds a BLE sensor (by address, or the first device advertising the Heart Rate service 0x180D,
+Running Speed and Cadence 0x1814 or Cycling Speed and Cadence 0x1816) and subscribes to what it
+offers, one bridge message per notification (KeepAlive SPEC "Heart rate: the bridge", docs/steps.md):
 
 - Heart Rate Measurement (0x2A37), no `char` (the original form):
     {"ts":"<ISO-8601 UTC, ms>","seq":N,"sensor":"<id>","raw":"<hex of 0x2A37>","bpm":…,"rr":[…]}
 - RSC Measurement (0x2A53) of a foot pod or treadmill:
     {"ts":…,"seq":N,"sensor":…,"char":"2a53","raw":"<hex of 0x2A53>","cadence":…,"speed_mps":…}
+- CSC Measurement (0x2A5B) of a bike's speed or cadence sensor (cumulative counts, not rates):
+    {"ts":…,"seq":N,"sensor":…,"char":"2a5b","raw":"<hex of 0x2A5B>","wheel_revs":…,"crank_revs":…}
 - a Polar strap's accelerometer over its PMD service (keepalive_pmd.py), mG, at --acc-rate Hz,
   `ts` the first sample's time, at most 100 samples a message:
     {"ts":…,"seq":N,"sensor":…,"char":"pmd_acc","rate_hz":50,"samples":[[x,y,z],…]}
@@ -36,6 +38,8 @@ HEART_RATE_SERVICE = "0000180d-0000-1000-8000-00805f9b34fb"
 HEART_RATE_MEASUREMENT = "00002a37-0000-1000-8000-00805f9b34fb"
 RSC_SERVICE = "00001814-0000-1000-8000-00805f9b34fb"
 RSC_MEASUREMENT = "00002a53-0000-1000-8000-00805f9b34fb"
+CSC_SERVICE = "00001816-0000-1000-8000-00805f9b34fb"
+CSC_MEASUREMENT = "00002a5b-0000-1000-8000-00805f9b34fb"
 MAX_ACC_SAMPLES = 100  # a message stays well under the agent's 4096-byte line limit
 
 
@@ -81,6 +85,29 @@ def decode_rsc(raw):
     return plain
 
 
+def decode_csc(raw):
+    """The plain fields of a 0x2A5B value (for humans; the agent decodes `raw` itself): flags bit 0
+    wheel data (uint32 revolutions, uint16 event time in 1/1024 s), bit 1 crank data (uint16
+    revolutions, uint16 event time), little-endian."""
+    if not raw:
+        raise ValueError("empty payload")
+    flags = raw[0]
+    if not flags & 0x03:
+        raise ValueError("neither wheel nor crank revolution data present")
+    length = 1 + (6 if flags & 0x01 else 0) + (4 if flags & 0x02 else 0)
+    if len(raw) != length:
+        raise ValueError("%d bytes where the flags announce %d" % (len(raw), length))
+    plain, offset = {}, 1
+    if flags & 0x01:
+        plain["wheel_revs"] = int.from_bytes(raw[1:5], "little")
+        plain["wheel_time_1024"] = int.from_bytes(raw[5:7], "little")
+        offset = 7
+    if flags & 0x02:
+        plain["crank_revs"] = int.from_bytes(raw[offset:offset + 2], "little")
+        plain["crank_time_1024"] = int.from_bytes(raw[offset + 2:offset + 4], "little")
+    return plain
+
+
 def iso(when):
     return when.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (when.microsecond // 1000)
 
@@ -95,6 +122,9 @@ def encode_message(raw, sensor, seq, when, char="2a37"):
         if char == "2a53":
             plain = decode_rsc(bytes(raw))
             message["cadence"], message["speed_mps"] = plain["cadence"], plain["speed_mps"]
+        elif char == "2a5b":
+            plain = decode_csc(bytes(raw))
+            message.update({key: plain[key] for key in ("wheel_revs", "crank_revs") if key in plain})
         else:
             plain = decode_measurement(bytes(raw))
             message["bpm"] = plain["bpm"]
@@ -206,7 +236,7 @@ def is_reconnect_command(payload):
 async def find_strap(address, scanner):
     if address:
         return await scanner.find_device_by_address(address, timeout=15)
-    devices = await scanner.discover(timeout=10, service_uuids=[HEART_RATE_SERVICE, RSC_SERVICE])
+    devices = await scanner.discover(timeout=10, service_uuids=[HEART_RATE_SERVICE, RSC_SERVICE, CSC_SERVICE])
     return devices[0] if devices else None
 
 
@@ -281,7 +311,7 @@ async def run_bridge(output, address=None, sensor=None, stall_timeout=10.0, scan
         try:
             await client.connect()
             streams = []
-            for uuid, char in ((HEART_RATE_MEASUREMENT, "2a37"), (RSC_MEASUREMENT, "2a53")):
+            for uuid, char in ((HEART_RATE_MEASUREMENT, "2a37"), (RSC_MEASUREMENT, "2a53"), (CSC_MEASUREMENT, "2a5b")):
                 if offers(client, uuid):
                     await client.start_notify(uuid, notifier(char))
                     streams.append(char)
@@ -292,7 +322,7 @@ async def run_bridge(output, address=None, sensor=None, stall_timeout=10.0, scan
                 except (pmd.PMDError, asyncio.TimeoutError) as error:
                     print("hr-bridge: no accelerometer: %s" % error, file=sys.stderr, flush=True)
             if not streams:
-                raise RuntimeError("the device offers no heart rate, RSC or PMD accelerometer")
+                raise RuntimeError("the device offers no heart rate, RSC, CSC or PMD accelerometer")
             output.online(name)
             watchdog.feed()
             backoff.reset()
@@ -313,14 +343,14 @@ async def run_bridge(output, address=None, sensor=None, stall_timeout=10.0, scan
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--address", help="the strap's BLE address (default: the first Heart Rate device found)")
+    parser.add_argument("--address", help="the sensor's BLE address (default: the first heart rate, RSC or CSC device found)")
     parser.add_argument("--sensor", help="sensor id in messages and topics (default: from the address)")
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--ndjson", action="store_true", help="write messages to stdout (transport = \"command\")")
     mode.add_argument("--mqtt", metavar="HOST", help="publish to this broker (transport = \"mqtt\")")
     mode.add_argument("--encode-hex", metavar="HEX", help="print the message for one raw value (of --char) and exit")
     mode.add_argument("--decode-pmd", metavar="HEX", help="print the pmd_acc messages for one PMD ACC data frame and exit")
-    parser.add_argument("--char", choices=["2a37", "2a53"], default="2a37", help="the characteristic of --encode-hex")
+    parser.add_argument("--char", choices=["2a37", "2a53", "2a5b"], default="2a37", help="the characteristic of --encode-hex")
     parser.add_argument("--acc-rate", type=int, choices=(0,) + pmd.H10_ACC_RATES, default=50,
                         help="accelerometer rate in Hz when the strap offers Polar's PMD service (0: off)")
     parser.add_argument("--mqtt-port", type=int, default=1883)

@@ -1,10 +1,11 @@
 """The reference bridge with the real bleak against a fake BlueZ: python3-dbusmock's bluez5
 template on a private D-Bus (no Bluetooth hardware here). The strap — its device object, the
-Heart Rate service (0x2A37), a Running Speed and Cadence service (0x2A53) and Polar's PMD
-service (control point and data) — is added by hand; notifications are sent as the
-PropertiesChanged signals BlueZ emits, and the control point's writes are read back from the
-mock's call log. The RSC and PMD values are made by hand from their specifications (see
-test_keepalive_hr_bridge.py), not recorded from a device.
+Heart Rate service (0x2A37), a Running Speed and Cadence service (0x2A53), a Cycling Speed and
+Cadence service (0x2A5B) and Polar's PMD service (control point and data) — is added by hand;
+notifications are sent as the PropertiesChanged signals BlueZ emits, and the control point's
+writes are read back from the mock's call log. The RSC and PMD values are made by hand from
+their specifications (see test_keepalive_hr_bridge.py), not recorded from a device; the CSC
+value is a Zwift Hub's, logged in nRF Connect (github.com/Berg0162/simcline issue 7).
 
 Run with Debian's python (python3-bleak, python3-dbusmock, dbus):
     /usr/bin/python3 -m unittest deploy/hr-bridge/test_bluez_mock.py
@@ -37,6 +38,8 @@ SERVICE = DEVICE + "/service000a"
 CHARACTERISTIC = SERVICE + "/char000b"
 RSC_SERVICE = DEVICE + "/service000e"
 RSC_CHARACTERISTIC = RSC_SERVICE + "/char000f"
+CSC_SERVICE = DEVICE + "/service0019"
+CSC_CHARACTERISTIC = CSC_SERVICE + "/char001a"
 PMD_SERVICE = DEVICE + "/service0012"
 PMD_CONTROL = PMD_SERVICE + "/char0013"
 PMD_DATA = PMD_SERVICE + "/char0016"
@@ -67,7 +70,7 @@ class BleakAgainstMockedBlueZ(unittest.TestCase):
             "Address": ADDRESS, "AddressType": "public", "Name": "Strap", "Alias": "Strap",
             "Adapter": dbus.ObjectPath("/org/bluez/hci0"), "Paired": False, "Connected": False, "Trusted": False,
             "Blocked": False, "LegacyPairing": False, "RSSI": dbus.Int16(-70), "ServicesResolved": False,
-            "UUIDs": dbus.Array([bridge.HEART_RATE_SERVICE, bridge.RSC_SERVICE], signature="s"),
+            "UUIDs": dbus.Array([bridge.HEART_RATE_SERVICE, bridge.RSC_SERVICE, bridge.CSC_SERVICE], signature="s"),
             "ManufacturerData": dbus.Dictionary({}, signature="qv"), "ServiceData": dbus.Dictionary({}, signature="sv"),
         }, [
             ("Connect", "", "", "self.UpdateProperties('org.bluez.Device1', {'Connected': dbus.Boolean(True, variant_level=1), "
@@ -82,6 +85,7 @@ class BleakAgainstMockedBlueZ(unittest.TestCase):
             "Flags": dbus.Array(["notify"], signature="s"), "Value": dbus.Array([], signature="y"), "Notifying": False,
         }, [("StartNotify", "", "", ""), ("StopNotify", "", "", "")])
         self.add_characteristic(mock, RSC_SERVICE, bridge.RSC_SERVICE, 14, RSC_CHARACTERISTIC, bridge.RSC_MEASUREMENT, ["notify"])
+        self.add_characteristic(mock, CSC_SERVICE, bridge.CSC_SERVICE, 25, CSC_CHARACTERISTIC, bridge.CSC_MEASUREMENT, ["notify"])
         self.add_characteristic(mock, PMD_SERVICE, pmd.PMD_SERVICE, 18, PMD_CONTROL, pmd.PMD_CONTROL, ["read", "write", "indicate"])
         self.add_characteristic(mock, None, pmd.PMD_SERVICE, 18, PMD_DATA, pmd.PMD_DATA, ["notify"])
         self.device = dbus.Interface(self.bus.get_object("org.bluez", DEVICE), "org.freedesktop.DBus.Mock")
@@ -147,7 +151,7 @@ class BleakAgainstMockedBlueZ(unittest.TestCase):
         self.assertEqual(messages[0]["sensor"], "aabbccddeeff")
         self.assertEqual(connections, 2, "the silent strap is connected again")
 
-    def test_bridge_streams_rsc_and_starts_the_pmd_accelerometer(self):
+    def test_bridge_streams_rsc_csc_and_starts_the_pmd_accelerometer(self):
         out = io.StringIO()
         output = bridge.NDJSONOutput(out)
         control = dbus.Interface(self.bus.get_object("org.bluez", PMD_CONTROL), "org.freedesktop.DBus.Mock")
@@ -163,6 +167,7 @@ class BleakAgainstMockedBlueZ(unittest.TestCase):
                 await asyncio.sleep(0.1)
             await asyncio.sleep(0.3)
             self.notify("070003aa6a0039300000", RSC_CHARACTERISTIC)
+            self.notify("03a4000000184e4000a74c", CSC_CHARACTERISTIC)
             deadline = time.time() + 20
             while not writes:
                 self.assertLess(time.time(), deadline, "the bridge never wrote to the PMD control point")
@@ -190,7 +195,9 @@ class BleakAgainstMockedBlueZ(unittest.TestCase):
         self.assertEqual(writes, [pmd.start_acc_command(50)], "PMD start: acceleration, 50 Hz, 16 bits, ±8 g")
         messages = [json.loads(line) for line in out.getvalue().splitlines()]
         rsc = [m for m in messages if m.get("char") == "2a53"]
+        csc = [m for m in messages if m.get("char") == "2a5b"]
         acc = [m for m in messages if m.get("char") == "pmd_acc"]
+        self.assertEqual([(m["raw"], m["crank_revs"]) for m in csc], [("03a4000000184e4000a74c", 64)])
         self.assertEqual([(m["raw"], m["cadence"]) for m in rsc], [("070003aa6a0039300000", 170)])
         self.assertEqual([(m["rate_hz"], len(m["samples"]), m["samples"][0]) for m in acc],
                          [(50, 36, [0, 0, 1000]), (50, 36, [3, -4, 980])])

@@ -1,5 +1,5 @@
-"""Tests of the reference bridge that need no Bluetooth: message encoding (0x2A37, 0x2A53, PMD
-acceleration), the stall watchdog, and the connect/stream/reconnect loop against a stand-in for
+"""Tests of the reference bridge that need no Bluetooth: message encoding (0x2A37, 0x2A53, 0x2A5B,
+PMD acceleration), the stall watchdog, and the connect/stream/reconnect loop against a stand-in for
 bleak's scanner and client.
 Run: python3 -m unittest deploy/hr-bridge/test_keepalive_hr_bridge.py
 """
@@ -70,6 +70,30 @@ class RSCEncoding(unittest.TestCase):
                          ("2a53", "070003aa6a0039300000", 170, 3.0))
         self.assertNotIn("char", json.loads(bridge.encode_message(bytes.fromhex("063c"), "s", 1, when)),
                          "heart rate keeps the original form: no char means 2a37")
+
+
+class CSCEncoding(unittest.TestCase):
+    # Recorded: a Zwift Hub in nRF Connect, github.com/Berg0162/simcline issue 7; a Wahoo sensor,
+    # github.com/OpenTracksApp/OpenTracks issue 1054. The one-block values are synthesised.
+    def test_recorded_and_single_block_values(self):
+        self.assertEqual(bridge.decode_csc(bytes.fromhex("03a4000000184e4000a74c")),
+                         {"wheel_revs": 164, "wheel_time_1024": 19992, "crank_revs": 64, "crank_time_1024": 19623})
+        self.assertEqual(bridge.decode_csc(bytes.fromhex("030000000010012100c6eb"))["crank_time_1024"], 60358)
+        self.assertEqual(bridge.decode_csc(bytes.fromhex("01452301000004")), {"wheel_revs": 74565, "wheel_time_1024": 1024})
+        self.assertEqual(bridge.decode_csc(bytes.fromhex("02c8000008")), {"crank_revs": 200, "crank_time_1024": 2048})
+
+    def test_rejects_empty_truncated_over_long_and_dataless(self):
+        for raw in ["", "00", "fc", "014523010000", "02c80000", "03452301000004c80000", "02c800000800"]:
+            with self.assertRaises(ValueError, msg=raw):
+                bridge.decode_csc(bytes.fromhex(raw))
+
+    def test_message_carries_the_characteristic_and_raw_unchanged(self):
+        when = datetime.datetime(2026, 11, 21, 8, 0, 1, 250000, tzinfo=datetime.timezone.utc)
+        message = json.loads(bridge.encode_message(bytes.fromhex("02c8000008"), "bike", 4, when, "2a5b"))
+        self.assertEqual(message, {"ts": "2026-11-21T08:00:01.250Z", "seq": 4, "sensor": "bike", "char": "2a5b",
+                                   "raw": "02c8000008", "crank_revs": 200})
+        bad = json.loads(bridge.encode_message(b"\x00", "bike", 5, when, "2a5b"))
+        self.assertEqual((bad["char"], bad["raw"]), ("2a5b", "00"), "what cannot be decoded still goes out, for the agent to count")
 
 
 def acc_frame(timestamp_ns, samples, frame_type=1):
@@ -235,6 +259,31 @@ class PolarStrapWithFootPod:
         pass
 
 
+class BikeSensor:
+    """Offers only the Cycling Speed and Cadence service, as a speed/cadence sensor does."""
+
+    def __init__(self, device, disconnected_callback):
+        self.services = FakeServices([bridge.CSC_MEASUREMENT])
+        self.subscribed = []
+
+    async def connect(self):
+        pass
+
+    async def start_notify(self, uuid, handler):
+        self.subscribed.append(uuid)
+        for raw in ["03a4000000184e4000a74c", "03a600000072524100c050"]:
+            handler(None, bytearray.fromhex(raw))
+
+    async def disconnect(self):
+        pass
+
+
+class CSCScanner(FakeScanner):
+    @staticmethod
+    async def discover(timeout, service_uuids):
+        return [FakeDevice()] if bridge.CSC_SERVICE in service_uuids else []
+
+
 class Loop(unittest.TestCase):
     def run_bridge(self, client, stall_timeout, rounds=2):
         out = io.StringIO()
@@ -262,6 +311,17 @@ class Loop(unittest.TestCase):
         _, messages = self.run_bridge(PolarStrapWithFootPod, stall_timeout=0.3, rounds=1)
         PolarStrapWithFootPod.refuse = False
         self.assertEqual([m.get("char", "2a37") for m in messages], ["2a37", "2a53"])
+
+    def test_finds_and_streams_a_cycling_speed_and_cadence_sensor(self):
+        out = io.StringIO()
+        # Bounded: a bridge that did not ask for the CSC service would scan forever.
+        connections = asyncio.run(asyncio.wait_for(bridge.run_bridge(
+            bridge.NDJSONOutput(out), stall_timeout=0.3, scanner=CSCScanner, client_factory=BikeSensor,
+            backoff=bridge.Backoff(0.01, 0.02), rounds=1), 10))
+        messages = [json.loads(line) for line in out.getvalue().splitlines()]
+        self.assertEqual(connections, 1, "found by the CSC service alone")
+        self.assertEqual([(m["char"], m["raw"], m["seq"]) for m in messages],
+                         [("2a5b", "03a4000000184e4000a74c", 1), ("2a5b", "03a600000072524100c050", 2)])
 
     def test_silent_strap_is_reconnected_without_a_disconnect_event(self):
         SilentStrap.instances.clear()

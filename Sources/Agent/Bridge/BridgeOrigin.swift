@@ -22,6 +22,7 @@ enum BridgeOrigin {
         switch message.reading {
         case .heartRate: hash.add(byte: 0x37)
         case .runningSpeedCadence: hash.add(byte: 0x53)
+        case .cyclingSpeedCadence: hash.add(byte: 0x5B)
         case .acceleration(let batch):
             hash.add(byte: 0xAC)
             hash.add(batch.rateHz.bitPattern)

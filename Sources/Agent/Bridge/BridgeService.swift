@@ -170,6 +170,10 @@ struct BridgeService: Service, CustomStringConvertible {
                     }
                 case .runningSpeedCadence:
                     steps.append(StoredStepRecord(sensor: message.sensor, timeMs: timeMs, receivedMs: receivedMs, rsc: message.raw, origin: origin))
+                case .cyclingSpeedCadence:
+                    // Not stored until the store has a kind for it (issue 47): dropped and counted as
+                    // before, when "2a5b" was an unknown char.
+                    counters.heartRateDropped.count(IngestCounters.HeartRateDrop.malformed, detail: "0x2A5B from \(message.sensor): not stored yet")
                 case .acceleration(let batch):
                     switch accelerometers.add(batch, sensor: message.sensor, firstSampleMs: timeMs, receivedMs: receivedMs, origin: origin) {
                     case .success(let windows): steps += windows
