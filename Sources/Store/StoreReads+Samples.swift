@@ -3,8 +3,19 @@
 extension StoreReads {
     /// Fixes with `fromMs <= ts_ms < toMs`, in time order, streamed; `upTo` leaves out rows stored after a cursor was taken.
     public func forEachFix(fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredFix) throws -> Void) throws {
-        let statement = try db.statement(sql: Self.fixesInTime)
-            .bind(.integer(fromMs), .integer(toMs), .integer(cursor?[FixKind.self] ?? .max))
+        try forEachFix(fromMs: fromMs, toMs: toMs, upToID: cursor?[FixKind.self] ?? .max, body)
+    }
+
+    /// Rows of any kind with `fromMs <= ts_ms < toMs`, in time order, streamed; `upTo` leaves out
+    /// rows stored after a cursor was taken.
+    public func forEach<Kind: SampleKind>(
+        _ kind: Kind.Type, fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (Kind.Row) throws -> Void
+    ) throws {
+        try Kind.forEach(fromMs: fromMs, toMs: toMs, upToID: cursor?[kind] ?? .max, in: db, body)
+    }
+
+    func forEachFix(fromMs: Int64, toMs: Int64, upToID: Int64, _ body: (StoredFix) throws -> Void) throws {
+        let statement = try db.statement(sql: Self.fixesInTime).bind(.integer(fromMs), .integer(toMs), .integer(upToID))
         defer { statement.reset() }
         let columns = try statement.layout(StoredFix.Columns.self)
         while try statement.step() { try body(columns.fix(statement)) }
@@ -21,8 +32,11 @@ extension StoreReads {
     public func forEachHeartRate(
         fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredHeartRate) throws -> Void
     ) throws {
-        let statement = try db.statement(sql: Self.heartRatesInTime)
-            .bind(.integer(fromMs), .integer(toMs), .integer(cursor?[HeartRateKind.self] ?? .max))
+        try forEachHeartRate(fromMs: fromMs, toMs: toMs, upToID: cursor?[HeartRateKind.self] ?? .max, body)
+    }
+
+    func forEachHeartRate(fromMs: Int64, toMs: Int64, upToID: Int64, _ body: (StoredHeartRate) throws -> Void) throws {
+        let statement = try db.statement(sql: Self.heartRatesInTime).bind(.integer(fromMs), .integer(toMs), .integer(upToID))
         defer { statement.reset() }
         // Notifications of one instant (two sensors) go out by sensor name, so a replay that stored
         // them in another order reads the same; the query gives them by row id.
@@ -59,8 +73,11 @@ extension StoreReads {
     public func forEachStepRecord(
         fromMs: Int64, toMs: Int64, upTo cursor: RowCursor? = nil, _ body: (StoredStepRecord) throws -> Void
     ) throws {
-        let statement = try db.statement(sql: Self.stepRecordsInTime)
-            .bind(.integer(fromMs), .integer(toMs), .integer(cursor?[StepRecordKind.self] ?? .max))
+        try forEachStepRecord(fromMs: fromMs, toMs: toMs, upToID: cursor?[StepRecordKind.self] ?? .max, body)
+    }
+
+    func forEachStepRecord(fromMs: Int64, toMs: Int64, upToID: Int64, _ body: (StoredStepRecord) throws -> Void) throws {
+        let statement = try db.statement(sql: Self.stepRecordsInTime).bind(.integer(fromMs), .integer(toMs), .integer(upToID))
         defer { statement.reset() }
         let columns = try statement.layout(StoredStepRecord.Columns.self)
         while try statement.step() { try body(columns.stepRecord(statement)) }

@@ -22,7 +22,6 @@ enum BridgeOrigin {
         switch message.reading {
         case .heartRate: hash.add(byte: 0x37)
         case .runningSpeedCadence: hash.add(byte: 0x53)
-        case .cyclingSpeedCadence: hash.add(byte: 0x5B)
         case .acceleration(let batch):
             hash.add(byte: 0xAC)
             hash.add(batch.rateHz.bitPattern)
@@ -31,6 +30,9 @@ enum BridgeOrigin {
                 hash.add(UInt64(bitPattern: Int64(sample.y)))
                 hash.add(UInt64(bitPattern: Int64(sample.z)))
             }
+        // Every other reading is stored in a table of its own kind, whose origins only meet
+        // each other: its raw value (below) names it.
+        default: hash.add(byte: 0xFE)
         }
         hash.add(UInt64(bitPattern: Int64(seq)))
         if let stamp = message.timestamp {

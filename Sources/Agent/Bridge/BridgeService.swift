@@ -80,10 +80,11 @@ struct BridgeService: Service, CustomStringConvertible {
                 status.state = .disconnected
             case .messages(let messages):
                 let rows = stamp(messages, status: &status, receiveTimes: &receiveTimes, accelerometers: &accelerometers)
-                guard !rows.heartRates.isEmpty || !rows.steps.isEmpty else { break }
-                let waited = await store(rows.heartRates, steps: rows.steps)
+                guard !rows.isEmpty else { break }
+                let waited = await store(rows)
                 // Waiting for the writer means the agent, not the bridge, was slow: no stall.
-                let hasValid = rows.heartRates.contains(where: \.valid) || !rows.steps.isEmpty
+                let heartRates = rows[HeartRateKind.self]
+                let hasValid = heartRates.contains(where: \.valid) || rows.count > heartRates.count
                 if waited || hasValid {
                     lastValid = .now
                     nextStallCheck = .now + .seconds(stallTimeoutS)
@@ -92,7 +93,7 @@ struct BridgeService: Service, CustomStringConvertible {
             case .idle:
                 if !accelerometers.isEmpty {
                     let closed = accelerometers.flush(quietFor: Self.accelerometerQuiet, receivedMs: clock.now().unixMs)
-                    if !closed.isEmpty { _ = await store([], steps: closed) }
+                    if !closed.isEmpty { _ = await store(Self.rows(steps: closed)) }
                 }
             }
             if ContinuousClock.now >= nextStallCheck {
@@ -135,12 +136,13 @@ struct BridgeService: Service, CustomStringConvertible {
     private func stamp(
         _ messages: [BridgeMessage.Parsed], status: inout SensorBoard.HeartRate, receiveTimes: inout ReceiveTimes,
         accelerometers: inout AccelerometerStepWindows
-    ) -> (heartRates: [StoredHeartRate], steps: [StoredStepRecord]) {
+    ) -> SampleBatch {
         let received = clock.now()
         let receivedMs = received.unixMs
         let synchronised = clock.isSynchronised()
         var samples: [StoredHeartRate] = []
         var steps: [StoredStepRecord] = []
+        var others = SampleBatch()
         samples.reserveCapacity(messages.count)
         for parsed in messages {
             switch parsed {
@@ -168,32 +170,33 @@ struct BridgeService: Service, CustomStringConvertible {
                     } else if measurement.contact == .notDetected {
                         status.state = .noContact
                     }
-                case .runningSpeedCadence:
-                    steps.append(StoredStepRecord(sensor: message.sensor, timeMs: timeMs, receivedMs: receivedMs, rsc: message.raw, origin: origin))
-                case .cyclingSpeedCadence:
-                    // Not stored until the store has a kind for it (issue 47): dropped and counted as
-                    // before, when "2a5b" was an unknown char.
-                    counters.heartRateDropped.count(IngestCounters.HeartRateDrop.malformed, detail: "0x2A5B from \(message.sensor): not stored yet")
                 case .acceleration(let batch):
                     switch accelerometers.add(batch, sensor: message.sensor, firstSampleMs: timeMs, receivedMs: receivedMs, origin: origin) {
                     case .success(let windows): steps += windows
                     case .failure(let refusal):
                         counters.heartRateDropped.count(IngestCounters.HeartRateDrop.duplicate, detail: "pmd_acc from \(message.sensor): \(refusal)")
                     }
+                default:
+                    guard BridgeFedKinds.add(message, timeMs: timeMs, receivedMs: receivedMs, origin: origin, to: &others) else {
+                        counters.heartRateDropped.count(IngestCounters.HeartRateDrop.malformed, detail: "\(message.sensor): no kind stores its reading")
+                        break
+                    }
                 }
             }
         }
         if let last = samples.last { status.lastSampleMs = last.receivedMs }
-        return (samples, steps)
+        var rows = others
+        rows[HeartRateKind.self] = samples
+        rows[StepRecordKind.self] += steps
+        return rows
     }
 
     /// Hands `samples` to the sample writer, waiting (and so holding up the bridge) while the
     /// writer already holds as many as it may; true when it had to wait. Once the agent is
     /// shutting down it no longer waits: what the transport read is handed over and committed
     /// with the last batch.
-    private func store(_ samples: [StoredHeartRate], steps: [StoredStepRecord]) async -> Bool {
+    private func store(_ rows: SampleBatch) async -> Bool {
         var waited = false
-        let rows = Self.rows(heartRates: samples, steps: steps)
         while await !writer.add(bridgeRows: rows, mayWait: !Task.isShuttingDownGracefully) {
             waited = true
             heartbeats.beat("hr")
@@ -201,9 +204,8 @@ struct BridgeService: Service, CustomStringConvertible {
         return waited
     }
 
-    private static func rows(heartRates: [StoredHeartRate] = [], steps: [StoredStepRecord]) -> SampleBatch {
+    private static func rows(steps: [StoredStepRecord]) -> SampleBatch {
         var rows = SampleBatch()
-        rows[HeartRateKind.self] = heartRates
         rows[StepRecordKind.self] = steps
         return rows
     }

@@ -20,6 +20,7 @@ public struct AgentConfig: Sendable, Equatable {
     var workouts: WorkoutSettings
     public var homeAssistant: HomeAssistant
     var person = PersonSettings()
+    var bike = BikeSettings()
     /// `keepalive archive` only (docs/fleet.md).
     public var archive: Archive
 

@@ -15,6 +15,7 @@ struct AggregateSettings: Sendable, Equatable {
     var person = PersonSettings()
     /// `[health] sleep_heart_rate_rule`.
     var sleepHeartRateRule = true
+    var bike = BikeSettings()
 
     init(config: AgentConfig) {
         timeZone = TimeZone(identifier: config.device.timezone) ?? .current
@@ -25,6 +26,7 @@ struct AggregateSettings: Sendable, Equatable {
         steps = config.steps
         person = config.person
         sleepHeartRateRule = config.health.sleepHeartRateRule
+        bike = config.bike
     }
 
     init(
@@ -47,6 +49,8 @@ struct DayAggregate: Sendable {
     private(set) var heartRate: HeartRateAccumulator
     private(set) var location: LocationAccumulator
     private(set) var steps: StepsAccumulator
+    /// The figures of every other kind (`FiguredKinds`), by kind name.
+    private(set) var figures: [String: any KindFigures]
     /// The night credited to this day; nil until computed (`SleepNight.compute`: it is not
     /// folded sample by sample, the classifier reads the whole night).
     var sleep: SleepNight?
@@ -65,6 +69,7 @@ struct DayAggregate: Sendable {
         heartRate = HeartRateAccumulator(gapLimitMs: settings.gapLimitMs, zones: settings.zones)
         location = LocationAccumulator(intervalS: settings.locationIntervalS)
         steps = StepsAccumulator(settings: settings.steps)
+        figures = FiguredKinds.empty(settings: settings)
         startMs = day.boundsMs.start
     }
 
@@ -95,6 +100,16 @@ struct DayAggregate: Sendable {
 
     mutating func add(_ record: StoredStepRecord) -> Bool { steps.add(record) }
 
+    mutating func add<Figures: KindFigures>(_ row: Figures.Kind.Row, to figures: Figures.Type) -> Bool {
+        guard var kept = self.figures[Figures.Kind.name] as? Figures else { return true }
+        let added = kept.add(row)
+        self.figures[Figures.Kind.name] = kept
+        return added
+    }
+
+    /// The other kinds' fields, in `FiguredKinds.all` order.
+    private var figureFields: [(String, JSONValue)] { FiguredKinds.all.flatMap { figures[$0.name]?.fields ?? [] } }
+
     /// The aggregate as of `nowMs` (slots are counted up to it while the day runs).
     func document(final: Bool, nowMs: Int64) -> HealthDocument {
         let bounds = day.boundsMs
@@ -110,7 +125,7 @@ struct DayAggregate: Sendable {
             body: [
                 ("heart_rate", heartRate.json),
                 ("location", location.json(slots: location.slots(fromMs: bounds.start, toMs: slotsUntil))),
-            ] + steps.fields + (sleep ?? .none).fields(timeZone: day.timeZone) + [("workouts", Self.workoutTotals(workouts))])
+            ] + steps.fields + figureFields + (sleep ?? .none).fields(timeZone: day.timeZone) + [("workouts", Self.workoutTotals(workouts))])
     }
 
     /// `{count, duration_s, distance_m}` of the day's workouts (docs/contract.md).
@@ -143,6 +158,7 @@ struct DayAggregate: Sendable {
     mutating func readStepsAndWorkouts(_ reader: StoreReader, upTo cursor: RowCursor? = nil) throws {
         let bounds = day.boundsMs
         try reader.read { reads in try reads.forEachStepRecord(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = steps.add($0) } }
+        try FiguredKinds.read(into: &self, fromMs: bounds.start, toMs: bounds.end, reader: reader, upTo: cursor)
         workouts = try reader.read { try $0.workouts(fromMs: bounds.start, toMs: bounds.end) }
     }
 }

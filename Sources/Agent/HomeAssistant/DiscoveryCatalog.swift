@@ -1,3 +1,5 @@
+import Store
+
 /// Every entity the agent can announce to Home Assistant, in the order HA lists them. The list
 /// is the contract's table (docs/contract.md, "Home Assistant"): keep the two together.
 ///
@@ -15,7 +17,12 @@ enum DiscoveryCatalog {
         return entities.filter { $0.isEnabled(gps: config.gps.enabled, bridge: config.hr.transport != .none) }
     }
 
-    static let entities: [DiscoveryEntity] = [
+    /// The core's entities, then those each other sample kind announces (`AnnouncedKind`).
+    static var entities: [DiscoveryEntity] {
+        core + SampleKinds.all.flatMap { ($0 as? any AnnouncedKind.Type)?.entities ?? [] }
+    }
+
+    private static let core: [DiscoveryEntity] = [
         DiscoveryEntity(
             component: .deviceTracker, objectID: "location", name: "Location", source: .location,
             template: T.trackerAttributes, icon: "mdi:map-marker", requirement: .gps),

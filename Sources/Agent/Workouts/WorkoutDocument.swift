@@ -44,6 +44,7 @@ struct WorkoutDocument: Sendable {
             ("elapsed_s", .number(summary.elapsedS, digits: 1)),
             ("moving_s", .number(summary.movingS, digits: 1)),
             ("distance_m", .number(summary.distanceM, digits: 1)),
+            ("distance_source", .string(summary.distanceSource)),
             ("avg_speed_mps", .number(summary.averageSpeedMps, digits: 3)),
             ("max_speed_mps", .number(summary.maxSpeedMps, digits: 3)),
             ("pace_s_per_km", .number(summary.paceSPerKm, digits: 1)),

@@ -12,6 +12,7 @@ enum WorkoutExport {
         var fixes: [StoredFix] = []
         var heartRates: [StoredHeartRate] = []
         var steps: [StoredStepRecord] = []
+        let sensorDistanceM = try reader.read { try FiguredKinds.workoutDistanceM($0, fromMs: workout.startMs, toMs: endMs, settings: settings) }
         try reader.read { reads in
             try reads.forEachFix(fromMs: workout.startMs, toMs: endMs + 1) { fixes.append($0) }
             try reads.forEachHeartRate(fromMs: workout.startMs, toMs: endMs + 1) { heartRates.append($0) }
@@ -19,7 +20,7 @@ enum WorkoutExport {
         }
         let figures = WorkoutSummary.compute(
             startMs: workout.startMs, endMs: endMs, fixes: fixes, heartRates: heartRates, steps: steps, settings: workoutSettings,
-            zones: settings.zones, stepSettings: settings.steps)
+            zones: settings.zones, stepSettings: settings.steps, sensorDistanceM: sensorDistanceM)
         var timeline = HeartRateTimeline()
         for sample in heartRates where sample.valid { timeline.append(timeMs: sample.timeMs, bpm: sample.bpm) }
         var filter = DistanceFilter()

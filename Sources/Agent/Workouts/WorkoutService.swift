@@ -265,9 +265,12 @@ actor WorkoutService: Service, CustomStringConvertible {
         let fixes = try await store.read { try $0.fixes(fromMs: fromMs, toMs: toMs + 1) }
         let heartRates = try await store.read { try $0.heartRates(fromMs: fromMs, toMs: toMs + 1) }
         let steps = try await store.read { try $0.stepRecords(fromMs: fromMs, toMs: toMs + 1) }
+        let sensorDistanceM = try await store.read { [aggregate] in
+            try FiguredKinds.workoutDistanceM($0, fromMs: fromMs, toMs: toMs, settings: aggregate)
+        }
         return WorkoutSummary.compute(
             startMs: fromMs, endMs: toMs, fixes: fixes, heartRates: heartRates, steps: steps, settings: settings, zones: aggregate.zones,
-            stepSettings: aggregate.steps)
+            stepSettings: aggregate.steps, sensorDistanceM: sensorDistanceM)
     }
 
     func workoutEvent(_ op: String, _ workout: StoredWorkout, extra: [(String, JSONValue)] = []) -> OutboxDraft {

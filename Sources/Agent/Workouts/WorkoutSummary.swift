@@ -19,6 +19,8 @@ struct WorkoutSummary: Sendable {
     var trimp: Double?
     /// `steps` and `cadence` as the day's payload has them (null without a step sensor).
     var stepFields: [(String, JSONValue)]
+    /// Where `distanceM` came from: "gps", or "sensor" (a bike's wheel, `KindFigures.workoutDistanceM`).
+    var distanceSource = "gps"
 
     struct Split: Sendable, Equatable {
         var distanceM: Double
@@ -46,7 +48,7 @@ struct WorkoutSummary: Sendable {
     /// Samples outside `[startMs, endMs]` are ignored.
     static func compute(
         startMs: Int64, endMs: Int64, fixes allFixes: [StoredFix], heartRates: [StoredHeartRate], steps: [StoredStepRecord],
-        settings: WorkoutSettings, zones: HeartRateZones, stepSettings: StepSettings
+        settings: WorkoutSettings, zones: HeartRateZones, stepSettings: StepSettings, sensorDistanceM: Double? = nil
     ) -> WorkoutSummary {
         var fixes = allFixes.filter { $0.timeMs >= startMs && $0.timeMs <= endMs }
         // As detection does (WorkoutWindow): system-timed fixes only where there are no others.
@@ -73,6 +75,14 @@ struct WorkoutSummary: Sendable {
             if distanceM >= Double(splitEnds.count + 1) * 1000 { splitEnds.append(fixes[index].timeMs) }
         }
         if fixes.isEmpty { movingS = Double(endMs - startMs) / 1000 }
+        // A sensor that measures distance (a bike's wheel) stands in where the GPS is absent or
+        // fell short of it by over a tenth (a tunnel, a trainer indoors, fixes lost in a
+        // canyon of buildings); a GPS distance longer than the wheel's (a wrong circumference)
+        // is kept: docs/health.md, "Rides".
+        var distanceSource = "gps"
+        if let sensorDistanceM, sensorDistanceM > 0, fixes.isEmpty || distanceM < sensorDistanceM * 0.9 {
+            (distanceM, distanceSource, splitEnds) = (sensorDistanceM, "sensor", [])
+        }
 
         var splits: [Split] = []
         var splitStart = startMs
@@ -93,7 +103,7 @@ struct WorkoutSummary: Sendable {
             startMs: startMs, endMs: endMs, movingS: movingS, distanceM: distanceM, maxSpeedMps: maxSustainedSpeed(fixes),
             medianMovingSpeedMps: median(movingSpeeds), splits: splits, ascentM: ascent(fixes),
             heartRate: heartRateFigures(pulse, zones: zones), trimp: trimp(pulse, zones: zones, weighting: settings.trimpWeighting),
-            stepFields: stepFields)
+            stepFields: stepFields, distanceSource: distanceSource)
     }
 
     /// The sport by the rules in `[workouts]`, or why it is not a workout at all.

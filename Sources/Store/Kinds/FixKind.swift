@@ -55,6 +55,10 @@ public enum FixKind: SampleKind {
             mode: Int(mode), satellites: satellites.map { Int($0) }, timeSource: source)
     }
 
+    public static func forEach(fromMs: Int64, toMs: Int64, upToID: Int64, in db: SQLiteConnection, _ body: (StoredFix) throws -> Void) throws {
+        try StoreReads(db).forEachFix(fromMs: fromMs, toMs: toMs, upToID: upToID, body)
+    }
+
     public static func forEach(afterID: Int64, limit: Int, in db: SQLiteConnection, _ body: (StoredFix, Int64) throws -> Void) throws {
         try each(db.statement(sql: StoredFix.afterID).bind(.integer(afterID), .integer(Int64(limit))), body)
     }

@@ -87,6 +87,12 @@ public enum HeartRateKind: SampleKind {
     }
 
     public static func forEach(
+        fromMs: Int64, toMs: Int64, upToID: Int64, in db: SQLiteConnection, _ body: (StoredHeartRate) throws -> Void
+    ) throws {
+        try StoreReads(db).forEachHeartRate(fromMs: fromMs, toMs: toMs, upToID: upToID, body)
+    }
+
+    public static func forEach(
         afterID: Int64, limit: Int, in db: SQLiteConnection, _ body: (StoredHeartRate, Int64) throws -> Void
     ) throws {
         let statement = try db.statement(sql: afterIDSQL).bind(.integer(afterID), .integer(Int64(limit)))

@@ -38,6 +38,8 @@ public protocol SampleKind: Sendable {
     /// Reads a row `encode` wrote; `withOrigins` false for a slot written before schema 13.
     static func decode(from input: inout JournalReader, withOrigins: Bool) -> Row?
 
+    /// Rows with `fromMs <= ts_ms < toMs` and an id at most `upToID`, in time order: a day's rows.
+    static func forEach(fromMs: Int64, toMs: Int64, upToID: Int64, in db: SQLiteConnection, _ body: (Row) throws -> Void) throws
     /// `limit` rows stored after `afterID`, in the order they were stored, each with its id.
     static func forEach(afterID: Int64, limit: Int, in db: SQLiteConnection, _ body: (Row, Int64) throws -> Void) throws
     /// `limit` rows after (`fromMs`, `afterID`) by time, then id, each with its id: a reopen's

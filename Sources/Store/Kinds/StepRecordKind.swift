@@ -68,6 +68,12 @@ public enum StepRecordKind: SampleKind {
     }
 
     public static func forEach(
+        fromMs: Int64, toMs: Int64, upToID: Int64, in db: SQLiteConnection, _ body: (StoredStepRecord) throws -> Void
+    ) throws {
+        try StoreReads(db).forEachStepRecord(fromMs: fromMs, toMs: toMs, upToID: upToID, body)
+    }
+
+    public static func forEach(
         afterID: Int64, limit: Int, in db: SQLiteConnection, _ body: (StoredStepRecord, Int64) throws -> Void
     ) throws {
         try each(db.statement(sql: StoredStepRecord.afterID).bind(.integer(afterID), .integer(Int64(limit))), body)
