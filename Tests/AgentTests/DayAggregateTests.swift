@@ -92,7 +92,7 @@ struct DayAggregateTests {
         let empty = DayAggregate(day: day, settings: Self.settings()).document(final: true, nowMs: 0).json(seq: 7).text
         #expect(empty.contains(#""avg":null"#) && empty.contains(#""min":null"#) && empty.contains(#""zones_s":null"#))
         #expect(empty.contains(#""rmssd_ms":null"#) && empty.contains(#""distance_m":null"#) && empty.contains(#""bbox":null"#))
-        #expect(empty.contains(#""steps":null,"steps_source":null,"steps_estimated":null,"cadence":null,"rsc_distance_m":null,"sleep_s":null"#))
+        #expect(empty.contains(#""steps":null,"steps_source":null,"steps_estimated":null,"cadence":null,"rsc_distance_m":null,"riding":null,"sleep_s":null"#))
         #expect(empty.contains(#""final":true,"seq":7,"heart_rate""#), "seq follows final, as SPEC lists the fields")
     }
 

@@ -31,7 +31,7 @@ struct HomeAssistantDiscoveryTests {
         let config = try config()
         let document = document(config)
         let entities = DiscoveryCatalog.entities(for: config)
-        #expect(entities.count == 22)
+        #expect(entities.count == 24)
         var uniqueIDs: Set<String> = []
         var devices: [String] = []
         for entity in entities {
@@ -88,6 +88,7 @@ struct HomeAssistantDiscoveryTests {
         let bridgeOnly: Set = [
             "heart_rate", "heart_rate_min_today", "heart_rate_avg_today", "heart_rate_max_today", "resting_heart_rate_today",
             "hrv_rmssd_today", "steps_today", "sleep_last_night", "sleep_efficiency_last_night", "strap_connected",
+            "riding_distance_today", "riding_cadence_today",
         ]
         let workout: Set = ["last_workout_distance", "last_workout_duration", "last_workout_moving_time", "last_workout_trimp"]
         #expect(all == gpsOnly.union(bridgeOnly).union(workout).union(["outbox_pending", "store_size"]))

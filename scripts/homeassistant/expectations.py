@@ -59,11 +59,14 @@ ENTITIES = {
     "gps_fix_age": ("sensor", "duration", "measurement", "s", "status", lambda p: field(p, "gps", "last_fix_age_s"), "gps"),
     "outbox_pending": ("sensor", None, "measurement", None, "status", lambda p: field(p, "outbox", "pending"), None),
     "store_size": ("sensor", "data_size", "measurement", "B", "status", lambda p: field(p, "store", "bytes"), None),
+    "riding_distance_today": ("sensor", "distance", "total_increasing", "m", "health/today", lambda p: rounded(field(p, "riding", "distance_m"), 1), "bridge"),
+    "riding_cadence_today": ("sensor", None, "measurement", "rpm", "health/today", lambda p: rounded(field(p, "riding", "cadence_avg_rpm"), 1), "bridge"),
 }
 
 # Absent from the payloads at first: last night's sleep (the check sends no night) and the last
-# workout (until the check starts and stops one by command). Steps are real: the check sends a foot pod.
-PENDING = ["sleep_last_night", "sleep_efficiency_last_night",
+# workout (until the check starts and stops one by command), and the riding figures (the check sends
+# no bike sensor). Steps are real: the check sends a foot pod.
+PENDING = ["sleep_last_night", "sleep_efficiency_last_night", "riding_distance_today", "riding_cadence_today",
            "last_workout_distance", "last_workout_duration", "last_workout_moving_time", "last_workout_trimp"]
 
 

@@ -55,6 +55,8 @@ struct RidingFigures: KindFigures {
     }
 
     var fields: [(String, JSONValue)] {
+        // No sensor, no figures: null, not zeros (as steps).
+        guard !followers.isEmpty else { return [("riding", .null)] }
         let cadence = pedalling1024 > 0 ? Double(crankRevolutions) * 60 * 1024 / Double(pedalling1024) : nil
         return [("riding", .object([
             ("distance_m", .number(Double(wheelRevolutions) * circumferenceM, digits: 1)),
