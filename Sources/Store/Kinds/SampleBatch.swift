@@ -21,7 +21,13 @@ public struct SampleBatch: Sendable, Equatable {
     /// The rows of `other` after this batch's, kind by kind.
     public mutating func append(contentsOf other: SampleBatch) {
         for rows in other.byKind.values {
-            if let mine = byKind[rows.name] { byKind[rows.name] = mine.appending(rows) } else { byKind[rows.name] = rows }
+            // Taken out first, so the array is not shared while it grows (a writer's pending rows).
+            guard var mine = byKind.removeValue(forKey: rows.name) else {
+                byKind[rows.name] = rows
+                continue
+            }
+            mine.append(rows)
+            byKind[rows.name] = mine
         }
     }
 
@@ -39,7 +45,7 @@ protocol SampleRows: Sendable {
     var name: String { get }
     var count: Int { get }
     func isEqual(to other: any SampleRows) -> Bool
-    func appending(_ other: any SampleRows) -> any SampleRows
+    mutating func append(_ other: any SampleRows)
     func allAtOrAfter(_ floorMs: Int64) -> Bool
     /// Each row's keys, in order (`SampleKind.keys`).
     func keys() -> [SampleKey]
@@ -59,8 +65,8 @@ struct KindRows<Kind: SampleKind>: SampleRows {
 
     func isEqual(to other: any SampleRows) -> Bool { (other as? Self)?.rows == rows }
 
-    func appending(_ other: any SampleRows) -> any SampleRows {
-        KindRows(rows: rows + ((other as? Self)?.rows ?? []))
+    mutating func append(_ other: any SampleRows) {
+        if let other = other as? Self { rows += other.rows }
     }
 
     func allAtOrAfter(_ floorMs: Int64) -> Bool { rows.allSatisfy { Kind.timeMs(of: $0) >= floorMs } }
