@@ -2,23 +2,30 @@ import Foundation
 import Testing
 import TestKit
 
+@testable import Store
+
 /// A bike's CSC sensor end to end: a `command` bridge child prints `"char":"2a5b"` lines of a
 /// synthesised 20-minute ride at 1 Hz (`SynthesisedRide`: 3.3 wheel turns a second on a
 /// 2100 mm wheel, 85 rpm, both counts wrapping), the real agent stores them, and `health/today`,
 /// the `selection/date` reply (mosquitto_rr) and Home Assistant's discovery say what the ride
-/// was. The same lines arrive three ways — one backlog, streamed live, and in reversed order —
-/// each on its own agent and device id on one mosquitto, and must give the same `riding`.
+/// was. The same lines arrive four ways — one backlog, streamed live, in reversed order, and
+/// sent again by each restart of the bridge — each on its own agent and device id on one
+/// mosquitto, and must give the same `riding`.
 @Suite("A ride's CSC sensor end to end")
 struct CyclingEndToEndTests {
     enum Arrival: String, Sendable, CaseIterable {
         case backlog = "one backlog"
         case live = "streamed live"
         case reversed = "in reversed order"
+        /// The backlog again at each restart of the bridge's child (it stalls for 2 s): stored once.
+        case replayed = "sent again by each restart of the bridge"
     }
 
     struct Observed: Sendable {
         var today: String
         var reply: String
+        /// `csc_record` rows once the agent answered: every notification once, however often sent.
+        var storedRows: Int64
         var discovery: [String: String]
 
         static func object(_ text: String) -> [String: Any] {
@@ -53,11 +60,14 @@ struct CyclingEndToEndTests {
     static func run(_ ride: SynthesisedRide, _ arrival: Arrival, broker: MosquittoBroker, deviceID: String, zone: String) async throws -> Observed {
         let directory = try TemporaryDirectory("csc-\(arrival)")
         let file = try directory.write("ride.ndjson", ride.lines.joined(separator: "\n") + "\n")
+        let pids = directory.file("pids")
         let command = switch arrival {
         case .backlog: #"["/bin/sh", "-c", "cat \#(file); exec sleep 100000"]"#
         case .live: #"["python3", "\#(Tools.fixture("tools/paced_lines.py"))", "\#(file)", "0.01"]"#
         case .reversed: #"["/bin/sh", "-c", "tac \#(file); exec sleep 100000"]"#
+        case .replayed: #"["/bin/sh", "-c", "echo $$ >> \#(pids); cat \#(file); exec sleep 100000"]"#
         }
+        let stall = arrival == .replayed ? "stall_timeout_s = 2\nreacquire_max_s = 2" : "stall_timeout_s = 3600"
         let today = try await MQTTSubscriber(port: broker.port, filter: "keepalive/\(deviceID)/health/today")
         defer { today.stop() }
         let agent = try AgentProcess(
@@ -66,7 +76,7 @@ struct CyclingEndToEndTests {
                 [hr]
                 transport = "command"
                 command = \(command)
-                stall_timeout_s = 3600
+                \(stall)
                 [schedule]
                 today_interval_s = 2
                 [bike]
@@ -81,6 +91,10 @@ struct CyclingEndToEndTests {
             }
         }
         let date = try #require(whole.json?["date"] as? String, "\(whole)")
+        if arrival == .replayed {
+            let starts = { (try? String(contentsOfFile: pids, encoding: .utf8))?.split(separator: "\n").count ?? 0 }
+            try await Wait.until(timeout: 30, "the bridge started three times (two replays); log:\n\(agent.log.suffix(1500))") { starts() >= 3 }
+        }
         try await agent.process?.waitForLine(containing: "Starting service sl-service=QueryService", timeout: 30)
         let reply = try await MQTTTools.request(
             port: broker.port, topic: "keepalive/\(deviceID)/selection/date", message: #"{"date":"\#(date)","include":["health"]}"#,
@@ -92,8 +106,9 @@ struct CyclingEndToEndTests {
         let announced = try await configs.waitFor(count: Self.entities.count, timeout: 20, "the riding entities' discovery configs") { message in
             message.retained && Self.entities.contains { message.topic == "homeassistant/sensor/\(node)/\($0)/config" }
         }
+        let stored = try SQLiteConnection(path: agent.storePath, readOnly: true).scalarInt("SELECT count(*) FROM csc_record") ?? -1
         return Observed(
-            today: whole.payload, reply: reply,
+            today: whole.payload, reply: reply, storedRows: stored,
             discovery: Dictionary(announced.map { ($0.topic, $0.payload) }, uniquingKeysWith: { $1 }))
     }
 
@@ -124,11 +139,14 @@ struct CyclingEndToEndTests {
         #expect(NSDictionary(dictionary: today).isEqual(to: reply), "\(arrival): health/today \(today), reply \(reply)")
     }
 
-    @Test("one backlog, streamed live or in reversed order: the same riding")
+    @Test("one backlog, streamed live, in reversed order or sent again by the bridge's restarts: the same riding, every notification stored once")
     func arrivalIndependence() async throws {
-        let (_, reference) = try await Self.observed(.backlog)
+        let (ride, reference) = try await Self.observed(.backlog)
         let expected = try #require(reference.todayRiding)
-        for arrival in [Arrival.live, .reversed] {
+        for arrival in Arrival.allCases {
+            #expect(try await Self.observed(arrival).1.storedRows == Int64(ride.notifications.count), "\(arrival)")
+        }
+        for arrival in [Arrival.live, .reversed, .replayed] {
             let riding = try #require(try await Self.observed(arrival).1.todayRiding)
             #expect(NSDictionary(dictionary: riding).isEqual(to: expected), "\(arrival): \(riding), one backlog: \(expected)")
         }
