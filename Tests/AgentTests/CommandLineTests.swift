@@ -29,6 +29,7 @@ struct CommandLineTests {
         ("[mqtt]\nflavour = 1\n", "mqtt.flavour"),
         ("[mqtt]\nport = 99999\n", "mqtt.port"),
         ("[device]\ntimezone = \"Mars/Olympus\"\n", "device.timezone"),
+        ("[bike]\nwheel_circumference_mm = 10\n", "bike.wheel_circumference_mm"),
     ]
 
     /// Runs `arguments(path)` on a file holding `text`: it must exit 78 naming `key`.

@@ -142,6 +142,18 @@ struct ConfigTests {
         #expect(error.message.contains("70000"))
     }
 
+    @Test("[bike] wheel_circumference_mm: 2105 by default, 500…4000 taken, outside it named with its line")
+    func bikeWheel() throws {
+        #expect(try parse("").bike.wheelCircumferenceMm == 2105)
+        #expect(try parse("[bike]\nwheel_circumference_mm = 500\n").bike.wheelCircumferenceMm == 500)
+        #expect(try parse("[bike]\nwheel_circumference_mm = 4000\n").bike.wheelCircumferenceMm == 4000)
+        for value in ["10", "499", "4001", "-2105"] {
+            let error = try error("[device]\nid = \"a\"\n[bike]\nwheel_circumference_mm = \(value)\n")
+            #expect(error.key == "bike.wheel_circumference_mm" && error.line == 4 && error.message.contains(value), "\(value): \(error)")
+        }
+        #expect(try error("[bike]\nwheel_circumference_mm = 2105.5\n").key == "bike.wheel_circumference_mm")
+    }
+
     @Test("a wrong type names the key")
     func wrongType() throws {
         let error = try error("[mqtt]\nport = \"1883\"\n")

@@ -16,8 +16,16 @@ extension DayAggregate {
             try reads.forEachHeartRate(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = aggregate.add($0) }
             try reads.forEachFix(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = aggregate.add($0) }
             try reads.forEachStepRecord(fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = aggregate.add($0) }
+            for kind in FiguredKinds.all { try addRows(of: kind, reads, to: &aggregate, bounds: bounds, upTo: cursor) }
             return aggregate
         }
+    }
+
+    /// A kind with figures of its own (a bike's CSC rows), as `FiguredKinds.read` adds them.
+    private static func addRows<Kind: FiguredKind>(
+        of kind: Kind.Type, _ reads: StoreReads, to aggregate: inout DayAggregate, bounds: (start: Int64, end: Int64), upTo cursor: RowCursor?
+    ) throws {
+        try reads.forEach(kind, fromMs: bounds.start, toMs: bounds.end, upTo: cursor) { _ = Kind.add($0, to: &aggregate) }
     }
 }
 

@@ -46,11 +46,11 @@ struct HomeAssistantLifecycleTests {
             (try? SQLiteConnection(path: agent.storePath, readOnly: true)
                 .scalarInt("SELECT count(*) FROM outbox WHERE topic LIKE 'homeassistant/%/keepalive_testpi/%/config' AND retain = 1 AND delivered = 0")) ?? nil
         }
-        // GPS is off in the test kit's config: the 16 entities that do not need it.
-        try await Wait.until(timeout: 10, "16 discovery configs in the outbox; agent:\n\(agent.log.suffix(1500))") { outbox() == 16 }
+        // GPS is off in the test kit's config: the 18 entities that do not need it.
+        try await Wait.until(timeout: 10, "18 discovery configs in the outbox; agent:\n\(agent.log.suffix(1500))") { outbox() == 18 }
         try broker.start()
         try await Wait.until(timeout: 20, "the outbox drained (\(outbox().map(String.init) ?? "unreadable") left); agent:\n\(agent.log.suffix(3000))") { outbox() == 0 }
-        let retained = try await Self.waitForRetainedConfigs(port: broker.port, count: 16)
+        let retained = try await Self.waitForRetainedConfigs(port: broker.port, count: 18)
         let config = try #require(retained["homeassistant/sensor/keepalive_testpi/heart_rate/config"])
         let json = try #require(try JSONSerialization.jsonObject(with: Data(config.utf8)) as? [String: Any])
         #expect(json["state_topic"] as? String == "keepalive/testpi/status")
@@ -98,7 +98,7 @@ struct HomeAssistantLifecycleTests {
                             "sensor/keepalive_testpi/gps_satellites", "sensor/keepalive_testpi/gps_fix_age"]
         .map { "homeassistant/\($0)/config" }
 
-    /// Three agents in turn on one broker: with GPS (22 entities), without (16), with discovery
+    /// Three agents in turn on one broker: with GPS (24 entities), without (18), with discovery
     /// off (none). Run once for the two claims on it; every agent and the broker are stopped
     /// before the outcome is handed out.
     struct TurnedOff: Sendable {
@@ -115,14 +115,14 @@ struct HomeAssistantLifecycleTests {
         defer { broker.stop() }
         let gpsPort = Ports.free()  // nothing listens: only the configuration matters here
         let first = try AgentProcess(brokerPort: broker.port, gpsPort: gpsPort)
-        try await Self.waitForRetainedConfigs(port: broker.port, count: 22)
+        try await Self.waitForRetainedConfigs(port: broker.port, count: 24)
         let firstStop = first.stop()
 
         let removals = try await MQTTSubscriber(port: broker.port, filter: Self.node)
         defer { removals.stop() }
         let second = try AgentProcess(brokerPort: broker.port)
         let emptied = await captured { try await removals.waitFor(count: 6, timeout: 15, "six empty configs") { !$0.retained && $0.payload.isEmpty } }
-        let left = await captured { try await Self.waitForRetainedConfigs(port: broker.port, count: 16) }
+        let left = await captured { try await Self.waitForRetainedConfigs(port: broker.port, count: 18) }
         let secondStop = second.stop()
 
         let third = try AgentProcess(brokerPort: broker.port, extraConfig: "[homeassistant]\nenabled = false\n")
@@ -217,7 +217,7 @@ struct HomeAssistantACLTests {
         }
         let first = try agent("")
         let announced = await captured {
-            try await seen.waitFor(count: 16, timeout: 20, "the 16 configs, read as Home Assistant") { $0.topic.hasSuffix("/config") }
+            try await seen.waitFor(count: 18, timeout: 20, "the 18 configs, read as Home Assistant") { $0.topic.hasSuffix("/config") }
         }
         _ = try await BrokerACLTests.publish(port: broker.port, tls: homeAssistant, topic: "homeassistant/status", message: "online")
         let reannounced = await captured {
@@ -241,7 +241,7 @@ struct HomeAssistantACLTests {
     @Test("the device user announces the device, and Home Assistant's user reads its configs")
     func announcedUnderTheACL() async throws {
         let outcome = try await Self.outcome.value
-        #expect(try outcome.announced.get().count >= 16)
+        #expect(try outcome.announced.get().count >= 18)
         #expect(!outcome.firstLog.contains("broker refused a message"), "\(outcome.firstLog.suffix(2000))")
         #expect(outcome.firstStop == 0)
     }

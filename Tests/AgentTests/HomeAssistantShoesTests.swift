@@ -33,10 +33,10 @@ struct HomeAssistantShoesTests {
         defer { broker.stop() }
         let first = try AgentProcess(brokerPort: broker.port)
         defer { first.stop() }
-        try await HomeAssistantLifecycleTests.waitForRetainedConfigs(port: broker.port, count: 16)
+        try await HomeAssistantLifecycleTests.waitForRetainedConfigs(port: broker.port, count: 18)
         let added = try await cli(first, ["gear", "add", "--name", "Pegasus 41", "--limit-km", "800", "--start-km", "120.5"])
         let trail = try await cli(first, ["gear", "add", "--id", "old_trail", "--name", "Old trail", "--limit-km", "700"])
-        let configs = await captured { try await HomeAssistantLifecycleTests.waitForRetainedConfigs(port: broker.port, count: 18) }
+        let configs = await captured { try await HomeAssistantLifecycleTests.waitForRetainedConfigs(port: broker.port, count: 20) }
 
         let removals = try await MQTTSubscriber(port: broker.port, filter: HomeAssistantLifecycleTests.node)
         defer { removals.stop() }
@@ -44,7 +44,7 @@ struct HomeAssistantShoesTests {
         let emptied = await captured {
             try await removals.waitFor(timeout: 15, "the retired pair's config emptied") { $0.topic == Self.trail && $0.payload.isEmpty }
         }
-        let left = await captured { try await HomeAssistantLifecycleTests.waitForRetainedConfigs(port: broker.port, count: 17) }
+        let left = await captured { try await HomeAssistantLifecycleTests.waitForRetainedConfigs(port: broker.port, count: 19) }
         let firstStop = first.stop()
 
         // Restarted: the registered pair is announced again and not removed as unknown.
@@ -53,7 +53,7 @@ struct HomeAssistantShoesTests {
         let after = await captured {
             try await second.process!.waitForLine(containing: "announced the device to Home Assistant")
             try await Task.sleep(for: .seconds(2))
-            return try await HomeAssistantLifecycleTests.waitForRetainedConfigs(port: broker.port, count: 17)
+            return try await HomeAssistantLifecycleTests.waitForRetainedConfigs(port: broker.port, count: 19)
         }
         return Outcome(
             added: added, trailAdded: trail, configs: configs, retired: retired, trailEmptied: emptied, left: left,
