@@ -45,6 +45,7 @@ struct WorkoutWheelDistanceTests {
         #expect(tunnel.distanceSource == "sensor" && tunnel.distanceM == 2093)
         let indoors = Self.summary(fixes: [], sensorDistanceM: 1234.5)
         #expect(indoors.distanceSource == "sensor" && indoors.distanceM == 1234.5 && indoors.movingS == 299)
+        #expect(tunnel.splits.isEmpty && indoors.splits.isEmpty, "no track, no km splits: \(tunnel.splits.count)")
         #expect(Self.summary(fixes: [], sensorDistanceM: 0).distanceSource == "gps", "a wheel that did not turn measures nothing")
     }
 }

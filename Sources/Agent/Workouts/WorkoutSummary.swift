@@ -86,7 +86,8 @@ struct WorkoutSummary: Sendable {
 
         var splits: [Split] = []
         var splitStart = startMs
-        for (index, end) in (splitEnds + [endMs]).enumerated() {
+        // Splits are where the track passed each km: a sensor's distance has no track, so none.
+        for (index, end) in (distanceSource == "gps" ? splitEnds + [endMs] : []).enumerated() {
             let metres = index < splitEnds.count ? 1000 : distanceM - Double(splitEnds.count) * 1000
             guard index < splitEnds.count || metres >= 1 else { break }
             splits.append(Split(
