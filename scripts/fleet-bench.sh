@@ -12,15 +12,18 @@
 #   FLEET_FAULTS=0 …                           the load alone: no node killed, PostgreSQL not stopped
 #   FLEET_RAMP=0 …                             seconds over which the devices first connect (0: all at once)
 #   FLEET_RATE=0 FLEET_SECONDS=5 …              connect only: CONNECT-to-CONNACK times and CPU, nothing published
-#   FLEET_PASSWORD_FORMAT=scram …              accounts stored as SCRAM (deploy/fleet/cluster.sh), to measure its cost
-#   FLEET_AUTH=jwt …                           devices authenticate with tokens (deploy/fleet/fleet-jwt.py), no device account
+#   FLEET_TLS=0 …                              plain MQTT instead of TLS (as the figures before 2026-11-28 23:30 UTC)
+#   FLEET_REVOKED_RULE=0 …                     topic rules without the group "revoked" (deploy/fleet/cluster.sh), to measure it
 #   FLEET_KEEP=1 …                             keep each size's work directory (acked.tsv, archived.tsv, logs)
 #   FLEET_CONNINFO_EXTRA="options='-c synchronous_commit=off'" …   more libpq settings for the archivers' conninfo
 #   KEEPALIVE_BIN=.build/release/keepalive …   the archiver binary (default: a release build)
 #
-# The cluster speaks plain MQTT here (cluster.sh without FLEET_TLS_DIR), unlike the fleet tests: the
-# figures in docs/fleet.md were taken so, and a TLS run is a change of what is measured (a handshake
-# per connect, records per message) not yet made.
+# As deployed: the nodes speak MQTT over TLS only (cluster.sh with FLEET_TLS_DIR; the load, the
+# archivers and the queries verify them), devices log in with tokens (one ES256 JWT each, signed in
+# bulk by fleet-jwt.py tokens), the readers with SCRAM-stored passwords. PostgreSQL is local (Unix
+# socket, trust): its TLS is the tests' (FleetTLSTests), not what is measured here.
+# The CPU of each part (nodes, load, archivers, PostgreSQL) while the load runs: scripts/fleet-cpu.py,
+# which follows restarted processes, so also with faults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
@@ -34,9 +37,6 @@ if [ -z "${KEEPALIVE_BIN:-}" ]; then
 fi
 free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 rss_mb() { awk '/VmRSS/ {printf "%.0f", $2/1024}' "/proc/$1/status" 2>/dev/null || echo 0; }
-# CPU seconds (user + system) the given processes have used so far; gone ones count 0.
-cpu_s() { local t=0 pid; for pid in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0))); done
-  awk -v t="$t" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.1f", t / hz}'; }
 results="$(mktemp)"
 
 for devices in "${counts[@]}"; do
@@ -62,83 +62,52 @@ while True:
   }
   trap cleanup EXIT
   echo "fleet-bench: $devices devices, $rate msg/s each, ${seconds} s, in $work" >&2
-  if [ "${FLEET_AUTH:-password}" = jwt ]; then
-    # Devices with tokens (ES256, one a device); the readers keep their passwords.
-    deploy/fleet/fleet-jwt.py keys "$work/jwt" >/dev/null
-    /usr/bin/python3 - "$work/jwt" "$devices" >"$work/devices.txt" <<'PY'
-import contextlib, importlib.util, io, sys
-spec = importlib.util.spec_from_file_location("fleet_jwt", "deploy/fleet/fleet-jwt.py")
-fleet_jwt = importlib.util.module_from_spec(spec); spec.loader.exec_module(fleet_jwt)
-for i in range(1, int(sys.argv[2]) + 1):
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        fleet_jwt.token(sys.argv[1], f"b{i:05d}", "fleet.keepalive", 1)
-    print(f"b{i:05d}:{out.getvalue().strip()}")
-PY
-    FLEET_JWT_DIR="$work/jwt" deploy/fleet/cluster.sh up "$work/cluster" "$base" >/dev/null
+  # Devices with tokens (ES256, one a device, valid a day), no device account on the nodes.
+  deploy/fleet/fleet-jwt.py keys "$work/jwt" >/dev/null
+  seq -f 'b%05g' 1 "$devices" | deploy/fleet/fleet-jwt.py tokens "$work/jwt" fleet.keepalive 1 >"$work/devices.txt"
+  if [ "${FLEET_TLS:-1}" = 1 ]; then
+    deploy/fleet/fleet-ca.sh "$work/tls" localhost >/dev/null
+    export FLEET_TLS_DIR="$work/tls"
+    client_host=localhost; tls=true; cafile="$work/tls/ca.pem"; cafile_arg=(--cafile "$cafile")
   else
-    seq -f 'b%05g' 1 "$devices" | awk '{print $1 ":pw-" $1}' >"$work/devices.txt"
-    deploy/fleet/cluster.sh up "$work/cluster" "$base" >/dev/null
+    unset FLEET_TLS_DIR
+    client_host=127.0.0.1; tls=false; cafile=""; cafile_arg=()
   fi
+  FLEET_JWT_DIR="$work/jwt" deploy/fleet/cluster.sh up "$work/cluster" "$base" >/dev/null
   mkdir -p "$work/pg"; chown postgres "$work/pg"
   runuser -u postgres -- "$pgbin/initdb" -D "$work/pg/data" -A trust -U postgres --no-sync >/dev/null
   runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg/data" -o "-p $pgport -k $work/pg -c listen_addresses=''" -l "$work/pg/log" -w start >/dev/null
   conninfo="host=$work/pg port=$pgport user=postgres dbname=postgres${FLEET_CONNINFO_EXTRA:+ $FLEET_CONNINFO_EXTRA}"
 
-  # Accounts in bulk (one ejabberdctl call): XEP-0227 import.
-  /usr/bin/python3 - "$devices" >"$work/users.xml" <<'PY'
-import sys
-n = int(sys.argv[1])
-print("<?xml version='1.0' encoding='UTF-8'?><server-data xmlns='urn:xmpp:pie:0'><host jid='fleet.keepalive'>")
-for name in [f"b{i:05d}" for i in range(1, n + 1)] + ["archive", "viewer"]:
-    print(f"<user name='{name}' password='pw-{name}'/>")
-print("</host></server-data>")
-PY
-  chmod 644 "$work/users.xml"
-  # No ejabberdctl timeout: 1 000 accounts took longer than it on the loaded build machine (exit 3).
-  deploy/fleet/cluster.sh ctl "$work/cluster" 1 --no-timeout import_piefxis "$work/users.xml" >/dev/null
+  # The readers' accounts (stored as SCRAM); the devices have none.
+  for reader in archive viewer; do deploy/fleet/cluster.sh ctl "$work/cluster" 1 register "$reader" fleet.keepalive "pw-$reader" >/dev/null; done
   echo "pw-archive" >"$work/archive.pw"; chmod 600 "$work/archive.pw"
   for n in 1 2; do
-    cat >"$work/archive-$n.toml" <<TOML
-[device]
-id = "archive"
-timezone = "UTC"
-[mqtt]
-host = "127.0.0.1"
-port = $((base + n - 1))
-username = "archive"
-password_file = "$work/archive.pw"
-client_id = "archive-$n"
-keepalive_s = 10
-reconnect_max_s = 2
-[gps]
-enabled = false
-[hr]
-transport = "none"
-[archive]
-conninfo = "$conninfo"
-status_interval_s = 5
-TOML
+    sed -e "s|@HOST@|$client_host|g" -e "s|@PORT@|$((base + n - 1))|g" -e "s|@TLS@|$tls|g" -e "s|@CAFILE@|$cafile|g" \
+      -e "s|@PASSWORD_FILE@|$work/archive.pw|g" -e "s|@CLIENT_ID@|archive-$n|g" -e "s|@CONNINFO@|$conninfo|g" \
+      -e "s|@STATUS_INTERVAL_S@|5|g" -e "s|@NODES@||g" deploy/fleet/archive.toml.in >"$work/archive-$n.toml"
     "$KEEPALIVE_BIN" archive --config "$work/archive-$n.toml" >"$work/archive-$n.log" 2>&1 &
     pids+=($!)
   done
+  echo "${pids[@]}" >"$work/archivers.pids"
   sleep 3
 
   # The load: 250 devices per process (each process one epoll loop), so the load uses both cores.
-  nodes="127.0.0.1:$base,127.0.0.1:$((base + 1)),127.0.0.1:$((base + 2))"
+  nodes="$client_host:$base,$client_host:$((base + 1)),$client_host:$((base + 2))"
   for ((first = 1; first <= devices; first += 250)); do
     last=$((first + 249 < devices ? first + 249 : devices))
     sed -n "${first},${last}p" "$work/devices.txt" >"$work/devices-$first.txt"
     /usr/bin/python3 deploy/fleet/fleet-load.py --nodes "$nodes" --devices "@$work/devices-$first.txt" --rate "$rate" --seconds "$seconds" \
-      --ramp "$ramp" \
+      --ramp "$ramp" "${cafile_arg[@]}" \
       --out "$work/acked-$first.tsv" --linger 900 2>"$work/load-$first.log" &
     loaders+=($!)
   done
   start=$(date +%s); start_ms=$((start * 1000))
-  # Who uses the CPU during the load: the nodes, the load processes, the archivers, PostgreSQL.
-  node_pids=(); for n in 1 2 3; do node_pids+=("$(deploy/fleet/cluster.sh pid "$work/cluster" $n)"); done
-  pg_pids() { local pm; pm="$(head -1 "$work/pg/data/postmaster.pid" 2>/dev/null)" || return 0; echo "$pm" $(ps -o pid= --ppid "$pm"); }
-  cpu0="$(cpu_s "${node_pids[@]}") $(cpu_s "${loaders[@]}") $(cpu_s "${pids[@]}") $(cpu_s $(pg_pids))"
+  # Who uses the CPU during the load: the nodes, the load processes, the archivers, PostgreSQL
+  # (followed through node 1's and PostgreSQL's restarts).
+  echo "${loaders[@]}" >"$work/loaders.pids"
+  /usr/bin/python3 scripts/fleet-cpu.py "$work" >"$work/cpu.json" &
+  sampler=$!; pids+=("$sampler")
   load0="$(cut -d' ' -f1 /proc/loadavg)"
   at() { local wait=$((start + $1 - $(date +%s))); [ "$wait" -le 0 ] || sleep "$wait"; }
   at 20
@@ -159,9 +128,8 @@ TOML
   for ((first = 1; first <= devices; first += 250)); do
     while [ ! -f "$work/acked-$first.tsv" ] && [ "$(date +%s)" -lt "$deadline" ]; do sleep 1; done
   done
-  # Only when nothing was killed (node 1's restart is a new process, PostgreSQL's too).
-  cpu1="$(cpu_s "${node_pids[@]}") $(cpu_s "${loaders[@]}") $(cpu_s "${pids[@]}") $(cpu_s $(pg_pids))"
-  load1="$(cut -d' ' -f1 /proc/loadavg)"; load_s=$(($(date +%s) - start))
+  kill "$sampler"; wait "$sampler" || true
+  load1="$(cut -d' ' -f1 /proc/loadavg)"
   cat "$work"/acked-*.tsv >"$work/acked.tsv" 2>/dev/null || true
   unfinished=$(cat "$work"/load-*.log | grep -o '"unfinished": [0-9]*' | awk '{n += $2} END {print n + 0}')
   acked=$(wc -l <"$work/acked.tsv")
@@ -181,18 +149,19 @@ TOML
   psql "$conninfo" -q -c "INSERT INTO archive_days (device, day, body, source_seq)
     SELECT 'b' || lpad(i::text, 5, '0'), '2026-11-24', '{\"ok\":true,\"date\":\"2026-11-24\",\"tz\":\"UTC\",\"has_data\":true,\"health\":{},\"location\":{}}', 1
     FROM generate_series(1, least($devices, 100)) i ON CONFLICT DO NOTHING"
-  query="$(/usr/bin/python3 deploy/fleet/fleet-query.py --node "127.0.0.1:$((base + 2))" --user viewer --password pw-viewer \
+  query="$(/usr/bin/python3 deploy/fleet/fleet-query.py --node "$client_host:$((base + 2))" --user viewer --password pw-viewer "${cafile_arg[@]}" \
     --devices "$(seq -f 'b%05g' 1 $((devices < 100 ? devices : 100)) | paste -sd,)" --date 2026-11-24 --count 500)"
 
   connect="$(cat "$work"/load-*.log | grep -o '"connack_ms": {[^}]*}' | sed 's/"connack_ms": //' | paste -sd, )"
   puback="$(cat "$work"/load-*.log | grep -o '"puback_ms": {[^}]*}' | sed 's/"puback_ms": //' | paste -sd, )"
   /usr/bin/python3 - "$work" "$devices" "$seconds" "$killed_ms" "$mem" "$arch_mem" "$query" "$start_ms" "$unfinished" \
-    "$cpu0" "$cpu1" "$load_s" "$load0 $load1" "[$connect]" "[$puback]" "$faults" >>"$results" <<'PY'
+    "$load0 $load1" "[$connect]" "[$puback]" "$tls" >>"$results" <<'PY'
 import json, re, sys
-work, devices, seconds, killed, mem, arch_mem, query, start_ms, unfinished, cpu0, cpu1, load_s, loadavg, connect, puback, faults = sys.argv[1:]
-# CPU share of each part while the load ran (of one core; the machine has two).
-cpu = {name: round(100 * (float(b) - float(a)) / float(load_s)) for name, a, b in
-       zip(["nodes", "load", "archivers", "postgres"], cpu0.split(), cpu1.split())} if faults == "0" else "faults: processes restarted"
+work, devices, seconds, killed, mem, arch_mem, query, start_ms, unfinished, loadavg, connect, puback, tls = sys.argv[1:]
+# CPU of each part while the load ran (scripts/fleet-cpu.py): seconds, and % of one core (the machine has two).
+sampled = json.load(open(f"{work}/cpu.json"))
+cpu_s = sampled["cpu_s"]
+cpu = {name: round(100 * used / sampled["seconds"]) for name, used in cpu_s.items()}
 # Each load process's p50/p99 (CONNECT to CONNACK, publish to PUBACK); the worst of them.
 worst = lambda stats, key: max((s[key] for s in stats if s[key] is not None), default=None)
 sent = {}
@@ -218,7 +187,8 @@ print(json.dumps({"devices": int(devices), "acked": len(sent), "msg_per_s": roun
                   "node_rss_mb": [int(x) for x in mem.split()], "archiver_rss_mb": int(arch_mem), "query": json.loads(query),
                   "connack_ms_p50_p99": [worst(json.loads(connect), "p50"), worst(json.loads(connect), "p99")],
                   "puback_ms_p50_p99": [worst(json.loads(puback), "p50"), worst(json.loads(puback), "p99")],
-                  "cpu_percent": cpu, "load_average_start_end": loadavg.split(),
+                  "cpu_percent": cpu, "cpu_s": cpu_s, "cpu_window_s": sampled["seconds"], "tls": tls == "true",
+                  "load_average_start_end": loadavg.split(),
                   # When the lost ones were sent, in seconds after the load started (faults: node 1 killed
                   # at 30, PostgreSQL stopped 50-80, node 1 started again at 90).
                   "lost_sent_at_s": sorted({round((sent[k] - int(start_ms)) / 1000) for k in lost})}))
@@ -240,7 +210,8 @@ columns = [("devices", 8, lambda r: r["devices"]), ("msg/s", 8, lambda r: r["msg
            ("calm p50", 9, lambda r: r["lag_calm_p50_ms"]), ("calm p99", 9, lambda r: r["lag_calm_p99_ms"]),
            ("connack p99", 11, lambda r: r["connack_ms_p50_p99"][1]), ("puback p99", 10, lambda r: r["puback_ms_p50_p99"][1]),
            ("node RSS MB", 14, lambda r: "/".join(map(str, r["node_rss_mb"]))), ("archiver MB", 11, lambda r: r["archiver_rss_mb"]),
-           ("query p50", 9, lambda r: r["query"]["p50_ms"]), ("query p99", 9, lambda r: r["query"]["p99_ms"])]
+           ("query p50", 9, lambda r: r["query"]["p50_ms"]), ("query p99", 9, lambda r: r["query"]["p99_ms"]),
+           ("CPU s nodes/load/arch/pg", 24, lambda r: "/".join(str(r["cpu_s"][k]) for k in ("nodes", "load", "archivers", "postgres")))]
 print(" ".join(cell(name, width) for name, width, _ in columns))
 for r in rows:
     print(" ".join(cell(value(r), width) for _, width, value in columns))

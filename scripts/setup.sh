@@ -43,7 +43,7 @@ if [ "${KEEPALIVE_SETUP_TESTS:-0}" = 1 ]; then
   TEST_PACKAGES=(ejabberd postgresql postgresql-client)  # the fleet's tests: a clustered MQTT 5 broker and the archive's database
   TEST_PACKAGES+=(chromium chromium-driver python3-selenium python3-gpxpy)  # the day page in a real browser (scripts/page-check.sh)
   TEST_PACKAGES+=(tcpdump)  # FleetTLSTests: what crosses the loopback to the TLS nodes, captured
-  TEST_PACKAGES+=(python3-cryptography)  # FleetJWTTests: deploy/fleet/fleet-jwt.py signs the device tokens
+  TEST_PACKAGES+=(python3-cryptography)  # the fleet tests, fleet-bench and the page check: deploy/fleet/fleet-jwt.py signs the device tokens
   missing_tests=()
   for package in "${TEST_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing_tests+=("$package")

@@ -3,8 +3,8 @@ import Testing
 import TestKit
 
 /// `keepalive archive` on a three-node cluster with PostgreSQL, under the faults: 20
-/// simulated devices (deploy/fleet/fleet-load.py: the agent's wire format, each on its own
-/// account, spread over the nodes, keeping what they published and answering resend requests
+/// simulated devices (deploy/fleet/fleet-load.py: the agent's wire format, each with its own
+/// token, spread over the nodes, keeping what they published and answering resend requests
 /// as the agent does) publish while a node is SIGKILLed, PostgreSQL is stopped for 30 s and an
 /// archiver is SIGKILLed while it waits for it; afterwards every acknowledged (device, seq) is
 /// in the archive exactly once — what ejabberd lost around the node's death filled from the
@@ -25,14 +25,9 @@ extension FleetSuites {
 
         private func archiveThroughFaults(cluster: FleetCluster, postgres: TestPostgres, directory: TemporaryDirectory) async throws {
             let devices = (1...Self.deviceCount).map { String(format: "dev%02d", $0) }
-            // Accounts: ejabberdctl starts an Erlang VM per call, so a few at a time.
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for (index, user) in (devices + ["archive", "viewer"]).enumerated() {
-                    if index >= 4 { try await group.next() }
-                    group.addTask { try await cluster.register(user, password: "pw-\(user)") }
-                }
-                try await group.waitForAll()
-            }
+            // The readers' accounts; the devices' tokens, signed in one go.
+            for user in ["archive", "viewer"] { try await cluster.register(user, password: "pw-\(user)") }
+            let deviceTokens = try await cluster.tokenFile(devices, path: directory.file("devices.txt"))
             let passwordFile = try directory.write("archive.password", "pw-archive\n")
             chmod(passwordFile, 0o600)
             let archiverA = try ArchiverProcess(
@@ -60,7 +55,7 @@ extension FleetSuites {
                 name: "fleet-load", executable: FleetPrerequisites.python,
                 arguments: [
                     "\(Tools.packageRoot)/deploy/fleet/fleet-load.py", "--nodes", nodes,
-                    "--devices", devices.map { "\($0):pw-\($0)" }.joined(separator: ","), "--rate", "5", "--seconds", "50", "--malformed",
+                    "--devices", deviceTokens, "--rate", "5", "--seconds", "50", "--malformed",
                     "--out", acked, "--linger", "600",
                 ] + (cluster.caFile.map { ["--cafile", $0] } ?? []))
             defer { load.stop() }

@@ -2,21 +2,21 @@ import Foundation
 import Testing
 import TestKit
 
-/// Devices with JWTs (deploy/fleet/fleet-jwt.py, cluster.sh with FLEET_JWT_DIR): the nodes hold
-/// only the public key and no device account; a Pi bridged with the token
-/// `device-credentials.sh add` issues gets its message to the archive; another device's token, an
-/// expired one and a made-up one are refused; the readers keep their passwords; a revoked device is
-/// cut off (FleetRevocationCheck).
+/// Devices with JWTs only (deploy/fleet/fleet-jwt.py; every fleet cluster): the nodes hold only
+/// the public key and no device account; a Pi bridged with the token `device-credentials.sh add`
+/// issues gets its message to the archive; another device's token, an expired one, a made-up one
+/// and a password are refused; `device-credentials.sh renew` puts a fresh token that logs in into
+/// the bridge file; the readers keep their (SCRAM) passwords; a revoked device is cut off
+/// (FleetRevocationCheck).
 extension FleetSuites {
     @Suite struct FleetJWTTests {
         @Test("a device connects with its token only; the nodes hold no device secret; a revoked one is cut off") func devicesWithTokens() async throws {
-            try await withClusterAndPostgres("fleet-jwt", jwt: true) { cluster, postgres, directory in
+            try await withClusterAndPostgres("fleet-jwt") { cluster, postgres, directory in
                 try await devicesWithTokens(cluster: cluster, postgres: postgres, directory: directory)
             }
         }
 
         private func devicesWithTokens(cluster: FleetCluster, postgres: TestPostgres, directory: TemporaryDirectory) async throws {
-            let keys = try #require(cluster.jwtDirectory)
             try await cluster.register("archive", password: "pw-archive")
             try await cluster.register("viewer", password: "pw-viewer")
             let viewer = cluster.clientArguments("viewer", "pw-viewer")
@@ -37,22 +37,34 @@ extension FleetSuites {
             let users = try await cluster.ctl(1, ["registered_users", FleetCluster.host])
             #expect(Set(users.split(separator: "\n").map(String.init)) == ["archive", "viewer"], "accounts on the nodes: \(users)")
 
-            // Refused: another device's token, an expired token, a made-up one.
-            func token(_ device: String, days: String) async throws -> String {
-                let made = try await runCommand(
-                    "\(Tools.packageRoot)/deploy/fleet/fleet-jwt.py", ["token", keys, device, FleetCluster.host, days])
-                return made.output.trimmingCharacters(in: .whitespacesAndNewlines)
+            // Renewed: the bridge file's remote_password is a fresh token, and it logs in (below).
+            func bridgeToken() throws -> String {
+                try String(contentsOfFile: pi.bridgeFile, encoding: .utf8).split(separator: "\n")
+                    .first { $0.hasPrefix("remote_password ") }.map { String($0.dropFirst("remote_password ".count)) } ?? ""
             }
-            let good = try await token("pi-jwt", days: "1")
-            for (what, password) in [
-                ("its own token", good), ("another device's token", try await token("pi-other", days: "1")),
-                ("an expired token", try await token("pi-jwt", days: "-1")), ("a made-up token", good.dropLast(8) + "AAAAAAAA"),
+            let issued = try bridgeToken()
+            let renew = try await runCommand(
+                "\(Tools.packageRoot)/deploy/fleet/device-credentials.sh", ["renew", "pi-jwt", pi.bridgeFile],
+                environment: ["FLEET_JWT_DIR": cluster.jwtDirectory])
+            try #require(renew.status == 0, "\(renew.output)")
+            let renewed = try bridgeToken()
+            #expect(renewed.split(separator: ".").count == 3 && renewed != issued, "the renewed bridge file: \(renewed), issued \(issued)")
+
+            // Refused: another device's token, an expired token, a made-up one, a password.
+            let good = try await cluster.token("pi-jwt")
+            try await cluster.register("pi-pw", password: "pw-device")
+            for (what, user, password) in [
+                ("its own token", "pi-jwt", good), ("its renewed token", "pi-jwt", renewed),
+                ("another device's token", "pi-jwt", try await cluster.token("pi-other")),
+                ("an expired token", "pi-jwt", try await cluster.token("pi-jwt", days: "-1")),
+                ("a made-up token", "pi-jwt", String(good.dropLast(8) + "AAAAAAAA")),
+                ("a device's password", "pi-pw", "pw-device"),
             ] {
                 let result = try await runCommand(
                     Tools.mosquittoPub, ["-h", "127.0.0.1", "-p", "\(cluster.port(1))", "-V", "5", "-q", "1", "-i", "pi-jwt-check",
-                                         "-u", "pi-jwt", "-P", String(password), "-t", "keepalive/pi-jwt/check", "-m", "{}"]
+                                         "-u", user, "-P", password, "-t", "keepalive/pi-jwt/check", "-m", "{}"]
                         + cluster.tlsArguments)
-                if what == "its own token" {
+                if what.hasPrefix("its ") {
                     #expect(result.status == 0, "\(what) was refused: \(result.output)")
                 } else {
                     #expect(result.status != 0, "\(what) was accepted")
@@ -61,8 +73,7 @@ extension FleetSuites {
 
             // Revoked: cut off on every node from the moment the command returns; another device not.
             try await FleetRevocationCheck(cluster: cluster, postgres: postgres, directory: directory) { device in
-                try await runCommand("\(Tools.packageRoot)/deploy/fleet/fleet-jwt.py", ["token", keys, device, FleetCluster.host, "1"])
-                    .output.trimmingCharacters(in: .whitespacesAndNewlines)
+                try await cluster.token(device)
             }.run(device: "pi-jwt", other: "pi-keep")
         }
     }

@@ -18,13 +18,8 @@ extension FleetSuites {
 
         private func archiverMoves(cluster: FleetCluster, postgres: TestPostgres, directory: TemporaryDirectory) async throws {
             let devices = (1...Self.deviceCount).map { String(format: "mov%02d", $0) }
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for (index, user) in (devices + ["archive"]).enumerated() {
-                    if index >= 4 { try await group.next() }
-                    group.addTask { try await cluster.register(user, password: "pw-\(user)") }
-                }
-                try await group.waitForAll()
-            }
+            try await cluster.register("archive", password: "pw-archive")
+            let deviceTokens = try await cluster.tokenFile(devices, path: directory.file("devices.txt"))
             let passwordFile = try directory.write("archive.password", "pw-archive\n")
             chmod(passwordFile, 0o600)
             // The only archiver running (the other is stopped): on node 1, knowing nodes 2 and 3.
@@ -41,7 +36,7 @@ extension FleetSuites {
                 name: "fleet-load", executable: FleetPrerequisites.python,
                 arguments: [
                     "\(Tools.packageRoot)/deploy/fleet/fleet-load.py", "--nodes", nodes,
-                    "--devices", devices.map { "\($0):pw-\($0)" }.joined(separator: ","), "--rate", "5", "--seconds", "30",
+                    "--devices", deviceTokens, "--rate", "5", "--seconds", "30",
                     "--out", acked, "--linger", "600",
                 ] + (cluster.caFile.map { ["--cafile", $0] } ?? []))
             defer { load.stop() }

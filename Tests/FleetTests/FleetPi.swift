@@ -10,7 +10,7 @@ struct FleetPi {
     let localPort: Int
     let broker: ManagedProcess
 
-    /// The issued bridge file (it holds the device's password).
+    /// The issued bridge file (it holds the device's token).
     let bridgeFile: String
 
     init(device: String, cluster: FleetCluster, directory: TemporaryDirectory) async throws {
@@ -21,7 +21,7 @@ struct FleetPi {
         let host = cluster.clientHost
         var environment = ["FLEET_CTL": "\(Tools.packageRoot)/deploy/fleet/cluster.sh ctl \(cluster.directory) 1"]
         if let tls = cluster.tlsDirectory { environment["FLEET_CAFILE"] = "\(tls)/ca.pem" }
-        if let jwt = cluster.jwtDirectory { environment["FLEET_JWT_DIR"] = jwt }
+        environment["FLEET_JWT_DIR"] = cluster.jwtDirectory
         let add = try await runCommand(
             "\(Tools.packageRoot)/deploy/fleet/device-credentials.sh",
             ["add", device, "\(host):\(cluster.port(1))", "\(host):\(cluster.port(2))", issued], environment: environment)

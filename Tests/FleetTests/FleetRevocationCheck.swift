@@ -42,8 +42,7 @@ struct FleetRevocationCheck {
         let started = ContinuousClock.now
         let revoke = try await runCommand(
             "\(Tools.packageRoot)/deploy/fleet/device-credentials.sh", ["revoke", device],
-            environment: ["FLEET_CTL": "\(Tools.packageRoot)/deploy/fleet/cluster.sh ctl \(cluster.directory) 2",
-                          "FLEET_JWT_DIR": cluster.jwtDirectory ?? ""])
+            environment: ["FLEET_CTL": "\(Tools.packageRoot)/deploy/fleet/cluster.sh ctl \(cluster.directory) 2"])
         let returned = ContinuousClock.now
         try #require(revoke.status == 0, "\(revoke.output)")
 

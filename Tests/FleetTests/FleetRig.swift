@@ -33,19 +33,12 @@ func makeFleetCA(in directory: TemporaryDirectory) async throws -> String {
 /// runs and stopped after it, whether it threw or not. The nodes speak MQTT over TLS only, as
 /// on real hosts (docs/fleet.md); `tls: false` only where a test says why.
 func withClusterAndPostgres(
-    _ label: String, tls: Bool = true, jwt: Bool = false, _ body: (FleetCluster, TestPostgres, TemporaryDirectory) async throws -> Void
+    _ label: String, tls: Bool = true, _ body: (FleetCluster, TestPostgres, TemporaryDirectory) async throws -> Void
 ) async throws {
     let directory = try TemporaryDirectory(label)
     chmod(directory.path, 0o755)
     let tlsDirectory: String? = if tls { try await makeFleetCA(in: directory) } else { nil }
-    var jwtDirectory: String?
-    if jwt {
-        let made = try await runCommand("\(Tools.packageRoot)/deploy/fleet/fleet-jwt.py", ["keys", directory.file("jwt")])
-        guard made.status == 0 else { throw WaitTimeout(description: "fleet-jwt.py keys failed: \(made.output)") }
-        jwtDirectory = directory.file("jwt")
-    }
-    let cluster = FleetCluster(
-        directory: directory.file("cluster"), basePort: freeNodePorts(), tlsDirectory: tlsDirectory, jwtDirectory: jwtDirectory)
+    let cluster = FleetCluster(directory: directory.file("cluster"), basePort: freeNodePorts(), tlsDirectory: tlsDirectory)
     // PostgreSQL takes TCP over TLS only, whatever the MQTT hops speak; its certificate from the same CA.
     let postgresTLS = if let tlsDirectory { tlsDirectory } else { try await makeFleetCA(in: directory) }
     let postgres = TestPostgres(directory: directory.file("pg"), port: Ports.free(), tlsDirectory: postgresTLS)
@@ -107,16 +100,34 @@ final class FleetCluster: Sendable {
     let basePort: Int
     /// deploy/fleet/fleet-ca.sh's directory when the nodes speak MQTT over TLS only.
     let tlsDirectory: String?
-    /// deploy/fleet/fleet-jwt.py's key directory when devices authenticate with tokens.
-    let jwtDirectory: String?
+    /// deploy/fleet/fleet-jwt.py's key directory (beside `directory`): devices log in only with
+    /// tokens signed with its private key, which the nodes do not get.
+    let jwtDirectory: String
     static let host = "fleet.keepalive"
     private static var script: String { "\(Tools.packageRoot)/deploy/fleet/cluster.sh" }
+    private static var jwtScript: String { "\(Tools.packageRoot)/deploy/fleet/fleet-jwt.py" }
 
-    init(directory: String, basePort: Int, tlsDirectory: String? = nil, jwtDirectory: String? = nil) {
+    init(directory: String, basePort: Int, tlsDirectory: String? = nil) {
         self.directory = directory
         self.basePort = basePort
         self.tlsDirectory = tlsDirectory
-        self.jwtDirectory = jwtDirectory
+        jwtDirectory = "\((directory as NSString).deletingLastPathComponent)/jwt"
+    }
+
+    /// A device's token (its MQTT password), valid `days` days (negative: expired).
+    func token(_ device: String, days: String = "1") async throws -> String {
+        let made = try await runCommand(Self.jwtScript, ["token", jwtDirectory, device, Self.host, days])
+        guard made.status == 0 else { throw WaitTimeout(description: "fleet-jwt.py token failed: \(made.output)") }
+        return made.output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// fleet-load.py's `--devices @file`: one `device:token` a line, written to `path`.
+    func tokenFile(_ devices: [String], path: String) async throws -> String {
+        try (devices.joined(separator: "\n") + "\n").write(toFile: "\(path).names", atomically: true, encoding: .utf8)
+        let made = try await runCommand(
+            "/bin/sh", ["-c", "exec \"$0\" tokens \"$1\" \"$2\" 1 < \"$3.names\" > \"$3\"", Self.jwtScript, jwtDirectory, Self.host, path])
+        guard made.status == 0 else { throw WaitTimeout(description: "fleet-jwt.py tokens failed: \(made.output)") }
+        return "@\(path)"
     }
 
     /// MQTT port of node `n` (1…3).
@@ -152,7 +163,11 @@ final class FleetCluster: Sendable {
     func up() async throws {
         var environment = ProcessInfo.processInfo.environment
         if let tlsDirectory { environment["FLEET_TLS_DIR"] = tlsDirectory }
-        if let jwtDirectory { environment["FLEET_JWT_DIR"] = jwtDirectory }
+        if !FileManager.default.fileExists(atPath: "\(jwtDirectory)/jwt-public.jwk") {
+            let made = try await runCommand(Self.jwtScript, ["keys", jwtDirectory])
+            guard made.status == 0 else { throw WaitTimeout(description: "fleet-jwt.py keys failed: \(made.output)") }
+        }
+        environment["FLEET_JWT_DIR"] = jwtDirectory
         let result = try await runCommand(Self.script, ["up", directory, String(basePort)], environment: environment, timeout: 180)
         guard result.status == 0 else { throw WaitTimeout(description: "cluster.sh up failed: \(result.output)") }
     }
@@ -167,6 +182,7 @@ final class FleetCluster: Sendable {
         return result.output
     }
 
+    /// A reader's account (archive, viewer), stored as SCRAM; devices have none.
     func register(_ user: String, password: String) async throws {
         _ = try await ctl(1, ["register", user, Self.host, password])
     }
@@ -209,28 +225,17 @@ final class ArchiverProcess: Sendable {
     ) throws {
         self.clientID = clientID
         configPath = "\(directory)/\(clientID).toml"
-        try """
-            [device]
-            id = "archive"
-            timezone = "UTC"
-            [mqtt]
-            host = "\(cafile == nil ? "127.0.0.1" : "localhost")"
-            port = \(port)
-            \(cafile.map { "tls = true\ncafile = \"\($0)\"" } ?? "")
-            username = "archive"
-            password_file = "\(passwordFile)"
-            client_id = "\(clientID)"
-            keepalive_s = 10
-            reconnect_max_s = 2
-            [gps]
-            enabled = false
-            [hr]
-            transport = "none"
-            [archive]
-            conninfo = "\(conninfo)"
-            status_interval_s = 1
-            nodes = [\(nodes.map { "\"\(cafile == nil ? "127.0.0.1" : "localhost"):\($0)\"" }.joined(separator: ", "))]
-            """.write(toFile: configPath, atomically: true, encoding: .utf8)
+        // deploy/fleet/archive.toml.in, as the benchmark and the page check fill it in.
+        let host = cafile == nil ? "127.0.0.1" : "localhost"
+        let values = [
+            "HOST": host, "PORT": String(port), "TLS": cafile == nil ? "false" : "true", "CAFILE": cafile ?? "",
+            "PASSWORD_FILE": passwordFile, "CLIENT_ID": clientID, "CONNINFO": conninfo, "STATUS_INTERVAL_S": "1",
+            "NODES": nodes.map { "\"\(host):\($0)\"" }.joined(separator: ", "),
+        ]
+        let template = try String(contentsOfFile: "\(Tools.packageRoot)/deploy/fleet/archive.toml.in", encoding: .utf8)
+        let config = values.reduce(template) { $0.replacingOccurrences(of: "@\($1.key)@", with: $1.value) }
+        guard !config.contains("@") else { throw WaitTimeout(description: "deploy/fleet/archive.toml.in has a placeholder not filled in") }
+        try config.write(toFile: configPath, atomically: true, encoding: .utf8)
     }
 
     func start() throws {

@@ -9,9 +9,11 @@
 #   deploy/fleet/cluster.sh ctl DIR N ARGS  ejabberdctl ARGS on node N (e.g. register, list_cluster)
 #
 # ejabberd runs as the user ejabberd (run this as root); the Debian service is never used.
-# FLEET_PASSWORD_FORMAT=scram stores the accounts as SCRAM instead (to measure its cost).
-# FLEET_JWT_DIR=DIR (made by deploy/fleet/fleet-jwt.py keys DIR): devices authenticate with a token
-# (fleet-jwt.py token), checked against DIR/jwt-public.jwk; the nodes store no device secret.
+# Devices log in only with a token (deploy/fleet/fleet-jwt.py token), checked against
+# FLEET_JWT_DIR/jwt-public.jwk (fleet-jwt.py keys DIR makes it); without FLEET_JWT_DIR, `up` makes a
+# key pair in DIR/jwt-keys (a trial: the private key then sits beside the nodes). The nodes store no
+# device secret; the readers' accounts (archive, viewer) are stored as SCRAM.
+# FLEET_REVOKED_RULE=0: the topic rules do not consult the group "revoked" (only to measure its cost).
 # FLEET_TLS_DIR=DIR (made by deploy/fleet/fleet-ca.sh DIR localhost …): the nodes speak MQTT over
 # TLS only, with DIR/node.pem; clients verify it with DIR/ca.pem and connect to "localhost". The
 # nodes' Erlang distribution (and ejabberdctl's) then runs over TLS too (-proto_dist inet_tls), each
@@ -21,9 +23,6 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 HOST="${FLEET_HOST:-fleet.keepalive}"
 NODE_IP="${FLEET_NODE_IP:-127.0.0.1}"
-# How accounts are stored (ejabberd.yml.in says why plain); scram only to measure what it costs.
-PASSWORD_FORMAT="${FLEET_PASSWORD_FORMAT:-plain}"
-case "$PASSWORD_FORMAT" in plain|scram) ;; *) echo "cluster.sh: FLEET_PASSWORD_FORMAT must be plain or scram" >&2; exit 1;; esac
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 [ "$#" -ge 2 ] || die "usage: cluster.sh up|down|stop|start|pid|ctl DIR [PORT|N] …"
@@ -75,17 +74,18 @@ case "$cmd" in
         "           {secure_renegotiate, true}]}]." >"$dir/tls/ssl_dist.conf"
       dist=" -proto_dist inet_tls -ssl_dist_optfile $dir/tls/ssl_dist.conf"
     fi
-    auth="auth_method: internal"
-    if [ -n "${FLEET_JWT_DIR:-}" ]; then
-      [ -f "$FLEET_JWT_DIR/jwt-public.jwk" ] || die "no $FLEET_JWT_DIR/jwt-public.jwk (deploy/fleet/fleet-jwt.py keys makes it)"
-      mkdir -p "$dir/jwt"; cp "$FLEET_JWT_DIR/jwt-public.jwk" "$dir/jwt/"
-      auth="auth_method: [jwt, internal]\njwt_key: \"$dir/jwt/jwt-public.jwk\"\njwt_auth_only_rule: fleet_device"
-    fi
+    keys="${FLEET_JWT_DIR:-$dir/jwt-keys}"
+    if [ -z "${FLEET_JWT_DIR:-}" ] && [ ! -f "$keys/jwt-public.jwk" ]; then "$here/fleet-jwt.py" keys "$keys" >/dev/null; fi
+    [ -f "$keys/jwt-public.jwk" ] || die "no $keys/jwt-public.jwk (deploy/fleet/fleet-jwt.py keys makes it)"
+    # Only the public key goes to the nodes.
+    mkdir -p "$dir/jwt"; cp "$keys/jwt-public.jwk" "$dir/jwt/"
+    revoked_rule=""
+    if [ "${FLEET_REVOKED_RULE:-1}" = 0 ]; then revoked_rule='s|: not_revoked$|: all|'; fi
     for n in 1 2 3; do
       d="$(node_dir "$n")"
       mkdir -p "$d/spool" "$d/logs"
       sed -e "s|@HOST@|$HOST|g" -e "s|@NODE_IP@|$NODE_IP|g" -e "s|@MQTT_PORT@|$((port + n - 1))|g" \
-        -e "s|^auth_password_format: plain|auth_password_format: $PASSWORD_FORMAT|" -e "s|@TLS@|$tls|g" -e "s|@CERTFILES@|$certfiles|g" -e "s|^auth_method: internal|$auth|" \
+        -e "s|@TLS@|$tls|g" -e "s|@CERTFILES@|$certfiles|g" -e "s|@JWT_KEY@|$dir/jwt/jwt-public.jwk|g" -e "${revoked_rule:-s|^||}" \
         "$here/ejabberd.yml.in" >"$d/ejabberd.yml"
       sed -e "s|@NODE_NAME@|$(node_name "$n")|g" -e "s|@NODE_IP@|$NODE_IP|g" -e "s|@DIR@|$d|g" -e "s|@ERL@|$dir/erl|g" \
         -e "s|^\(ERL_OPTIONS=\".*\)\"$|\1$dist\"|" \

@@ -6,6 +6,9 @@
   fleet-jwt.py token DIR DEVICE HOST DAYS  a token for DEVICE@HOST valid DAYS days, to stdout:
                                            the MQTT password of that device (its bridge's
                                            remote_password)
+  fleet-jwt.py tokens DIR HOST DAYS        one DEVICE a line on stdin, DEVICE:TOKEN a line out
+                                           (the key loaded once: simulated devices by the
+                                           thousand, fleet-load.py's --devices)
 
 The nodes hold only the public key: a copy of a node's files holds no device's secret. ejabberd
 23.01 requires `exp`; the token is checked on every CONNECT and stops working when it expires.
@@ -34,14 +37,29 @@ def keys(directory):
     print(os.path.join(directory, "jwt-public.jwk"))
 
 
-def token(directory, device, host, days):
+def load_key(directory):
     with open(os.path.join(directory, "jwt-private.pem"), "rb") as f:
-        key = serialization.load_pem_private_key(f.read(), None)
+        return serialization.load_pem_private_key(f.read(), None)
+
+
+def signed(key, device, host, days):
     header = b64(json.dumps({"alg": "ES256", "typ": "JWT"}, separators=(",", ":")).encode())
     claims = {"jid": f"{device}@{host}", "iat": int(time.time()), "exp": int(time.time() + float(days) * 86400)}
     body = b64(json.dumps(claims, separators=(",", ":")).encode())
     r, s = decode_dss_signature(key.sign(f"{header}.{body}".encode(), ec.ECDSA(hashes.SHA256())))
-    print(f"{header}.{body}.{b64(r.to_bytes(32, 'big') + s.to_bytes(32, 'big'))}")
+    return f"{header}.{body}.{b64(r.to_bytes(32, 'big') + s.to_bytes(32, 'big'))}"
+
+
+def token(directory, device, host, days):
+    print(signed(load_key(directory), device, host, days))
+
+
+def tokens(directory, host, days):
+    key = load_key(directory)
+    for line in sys.stdin:
+        device = line.strip()
+        if device:
+            print(f"{device}:{signed(key, device, host, days)}")
 
 
 if __name__ == "__main__":
@@ -49,5 +67,7 @@ if __name__ == "__main__":
         keys(sys.argv[2])
     elif len(sys.argv) == 6 and sys.argv[1] == "token":
         token(*sys.argv[2:])
+    elif len(sys.argv) == 5 and sys.argv[1] == "tokens":
+        tokens(*sys.argv[2:])
     else:
         sys.exit(__doc__)

@@ -19,6 +19,7 @@ def main():
     parser.add_argument("--devices", required=True)
     parser.add_argument("--date", required=True)
     parser.add_argument("--count", type=int, default=200)
+    parser.add_argument("--cafile", help="MQTT over TLS, the node verified with this CA (fleet-ca.sh's ca.pem)")
     args = parser.parse_args()
     host, port = args.node.rsplit(":", 1)
     devices = args.devices.split(",")
@@ -33,6 +34,8 @@ def main():
 
     client = mqtt.Client(client_id=f"{args.user}-query", protocol=mqtt.MQTTv5)
     client.username_pw_set(args.user, args.password)
+    if args.cafile:
+        client.tls_set(ca_certs=args.cafile)
     client.on_message = on_message
     client.on_subscribe = lambda *a, **k: ready.set()
     client.connect(host, int(port), clean_start=True)

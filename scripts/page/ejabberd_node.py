@@ -21,8 +21,14 @@ class Node:
         self.mqtt, self.http = rig.free_port(), rig.free_port()
         with open(os.path.join(FLEET, "ejabberd.yml.in")) as f:
             config = f.read().replace("@HOST@", HOST).replace("@NODE_IP@", "127.0.0.1").replace("@MQTT_PORT@", str(self.mqtt))
-        # Plain MQTT on loopback, as cluster.sh makes a node without FLEET_TLS_DIR.
+        # Plain MQTT on loopback, as cluster.sh makes a node without FLEET_TLS_DIR; devices log in
+        # with tokens signed with a key pair of this check's own (the node gets the public key).
+        self.keys = os.path.join(directory, "jwt-keys")
+        subprocess.run([os.path.join(FLEET, "fleet-jwt.py"), "keys", self.keys], check=True, capture_output=True)
+        os.makedirs(os.path.join(self.dir, "jwt"))
+        shutil.copy(os.path.join(self.keys, "jwt-public.jwk"), os.path.join(self.dir, "jwt", "jwt-public.jwk"))
         config = config.replace("@TLS@", "false").replace("@CERTFILES@", "")
+        config = config.replace("@JWT_KEY@", os.path.join(self.dir, "jwt", "jwt-public.jwk"))
         unfilled = sorted({word for word in config.split("@")[1::2] if word.isupper()})
         assert not unfilled, f"deploy/fleet/ejabberd.yml.in has placeholders this check does not fill: {unfilled}"
         page_listener = f"""listen:
@@ -65,7 +71,13 @@ class Node:
         return result.stdout + result.stderr
 
     def register(self, user, password):
+        """A reader's account (archive, viewer), stored as SCRAM."""
         self.ctl("register", user, HOST, password)
+
+    def token(self, device):
+        """A device's token (its MQTT password), valid a day."""
+        return subprocess.run([os.path.join(FLEET, "fleet-jwt.py"), "token", self.keys, device, HOST, "1"],
+                              check=True, capture_output=True, text=True).stdout.strip()
 
     def stop(self):
         try:

@@ -1,6 +1,6 @@
 """The day page pointed at a fleet node (issue 46, item 4): one ejabberd node configured as the
 fleet's (scripts/page/ejabberd_node.py) serves the page and MQTT over WebSockets; the agent logs
-in as its device account; the real `keepalive archive` logs in as `archive`, with a PostgreSQL of
+in with its device token; the real `keepalive archive` logs in as `archive`, with a PostgreSQL of
 its own (scripts/page/postgres.py), as the fleet tests run them; the page logs in as the read-only
 `viewer`. Asserts:
 
@@ -33,37 +33,26 @@ from selenium.webdriver.common.keys import Keys
 import day_rig
 from clients import DEVICE, browser
 from day_rig import rig
-from ejabberd_node import HOST, Node
+from ejabberd_node import FLEET, HOST, Node
 from postgres import Postgres
 
 
 def start_archive(agent, directory, port, password, conninfo):
-    """`keepalive archive` as the fleet tests run it (Tests/FleetTests/FleetRig.swift, ArchiverProcess)."""
+    """`keepalive archive` as the fleet tests run it: deploy/fleet/archive.toml.in filled in."""
     password_file = os.path.join(directory, "archive.password")
     with open(password_file, "w") as f:
         f.write(password + "\n")
     os.chmod(password_file, 0o600)
+    values = {"HOST": "127.0.0.1", "PORT": str(port), "TLS": "false", "CAFILE": "", "PASSWORD_FILE": password_file,
+              "CLIENT_ID": "archive-page", "CONNINFO": conninfo, "STATUS_INTERVAL_S": "1", "NODES": ""}
+    with open(os.path.join(FLEET, "archive.toml.in")) as f:
+        text = f.read()
+    for key, value in values.items():
+        text = text.replace(f"@{key}@", value)
+    assert "@" not in text, "deploy/fleet/archive.toml.in has a placeholder this check does not fill"
     config = os.path.join(directory, "archive.toml")
     with open(config, "w") as f:
-        f.write(f"""[device]
-id = "archive"
-timezone = "UTC"
-[mqtt]
-host = "127.0.0.1"
-port = {port}
-username = "archive"
-password_file = "{password_file}"
-client_id = "archive-page"
-keepalive_s = 10
-reconnect_max_s = 2
-[gps]
-enabled = false
-[hr]
-transport = "none"
-[archive]
-conninfo = "{conninfo}"
-status_interval_s = 1
-""")
+        f.write(text)
     process = rig.Process("archive", [agent, "archive", "--config", config], directory)
     rig.wait_until(lambda: "MQTT connected" in process.log_tail(20000), 30, "the archive to connect")
     return process
@@ -107,9 +96,10 @@ def main():
         site = os.path.join(directory, "site")
         subprocess.run([os.path.join(day_rig.ROOT, "web", "build.sh"), site], check=True)
         node = Node(directory, site)
-        passwords = {user: secrets.token_urlsafe(12) for user in [DEVICE, "viewer", "archive"]}
+        passwords = {user: secrets.token_urlsafe(12) for user in ["viewer", "archive"]}
         for user, password in passwords.items():
             node.register(user, password)
+        passwords[DEVICE] = node.token(DEVICE)
         postgres = Postgres(directory, rig.free_port())
         archive = start_archive(args.agent, directory, node.mqtt, passwords["archive"], postgres.conninfo)
         stoppers.append(archive.stop)
