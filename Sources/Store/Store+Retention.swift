@@ -8,9 +8,8 @@ extension Store {
     public func pruneRawRows(beforeMs: Int64, limit: Int = 2000) throws -> Int {
         var deleted = 0
         try db.transaction {
-            for kind in SampleKinds.all {
-                try db.statement(sql: "DELETE FROM \(kind.table) WHERE id IN (SELECT id FROM \(kind.table) WHERE ts_ms < ? ORDER BY ts_ms LIMIT ?)")
-                    .bind(.integer(beforeMs), .integer(Int64(limit))).run()
+            for table in KindTable.all {
+                try db.statement(sql: table.pruneBefore).bind(.integer(beforeMs), .integer(Int64(limit))).run()
                 deleted += db.changes
             }
             // Kept sleep epochs go with the beats they were computed from.

@@ -16,10 +16,10 @@ public struct StoreReads {
     /// still in the ingest journal come after it: they are seen once folded, within `[store] fold_s`.
     public func rowCursor() throws -> RowCursor {
         var cursor = RowCursor()
-        for kind in SampleKinds.all {
-            let statement = try db.statement(sql: "SELECT coalesce(max(id), 0) FROM \(kind.table)")
+        for table in KindTable.all {
+            let statement = try db.statement(sql: table.newestID)
             defer { statement.reset() }
-            cursor[name: kind.name] = try statement.step() ? statement.int64(0) : 0
+            cursor[name: table.kind.name] = try statement.step() ? statement.int64(0) : 0
         }
         return cursor
     }
@@ -57,9 +57,8 @@ public struct StoreReads {
     /// which days a batch of new rows touched. Row-id range scans.
     public func span(ofRowsAfter cursor: RowCursor) throws -> (fromMs: Int64, toMs: Int64)? {
         var span: (fromMs: Int64, toMs: Int64)?
-        for kind in SampleKinds.all {
-            let statement = try db.statement(sql: "SELECT min(ts_ms), max(ts_ms) FROM \(kind.table) WHERE id > ?")
-                .bind(.integer(cursor[name: kind.name]))
+        for table in KindTable.all {
+            let statement = try db.statement(sql: table.spanAfterID).bind(.integer(cursor[name: table.kind.name]))
             defer { statement.reset() }
             guard try statement.step(), !statement.isNull(0) else { continue }
             let (from, to) = (statement.int64(0), statement.int64(1))
@@ -70,9 +69,8 @@ public struct StoreReads {
 
     /// Whether any row of any kind lies in `[fromMs, toMs)`.
     public func hasRawData(fromMs: Int64, toMs: Int64) throws -> Bool {
-        for kind in SampleKinds.all {
-            let statement = try db.statement(sql: "SELECT EXISTS (SELECT 1 FROM \(kind.table) WHERE ts_ms >= ? AND ts_ms < ?)")
-                .bind(.integer(fromMs), .integer(toMs))
+        for table in KindTable.all {
+            let statement = try db.statement(sql: table.anyInTime).bind(.integer(fromMs), .integer(toMs))
             defer { statement.reset() }
             if try statement.step(), statement.int(0) != 0 { return true }
         }

@@ -101,7 +101,12 @@ struct DayAggregate: Sendable {
     mutating func add(_ record: StoredStepRecord) -> Bool { steps.add(record) }
 
     mutating func add<Figures: KindFigures>(_ row: Figures.Kind.Row, to figures: Figures.Type) -> Bool {
-        guard var kept = self.figures[Figures.Kind.name] as? Figures else { return true }
+        // Taken out while it changes, so its state is not copied for each row.
+        guard let stored = self.figures.removeValue(forKey: Figures.Kind.name) else { return true }
+        guard var kept = stored as? Figures else {
+            self.figures[Figures.Kind.name] = stored
+            return true
+        }
         let added = kept.add(row)
         self.figures[Figures.Kind.name] = kept
         return added

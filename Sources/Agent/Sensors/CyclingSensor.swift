@@ -23,6 +23,8 @@ struct RidingFigures: KindFigures {
     private var followers: [String: (follower: CSCFollower, lastMs: Int64)] = [:]
     private let circumferenceM: Double
     private var wheelRevolutions = 0
+    /// Whether any notification carried wheel data: without, there is no distance to give.
+    private var sawWheel = false
     /// Time the wheel turned, in 1/1024 s: the spans between two wheel events with revolutions.
     private var rolling1024 = 0
     private var crankRevolutions = 0
@@ -42,6 +44,7 @@ struct RidingFigures: KindFigures {
             followers[row.sensor] = state
             return true
         }
+        if measurement.wheel != nil { sawWheel = true }
         let spans = state.follower.add(measurement, receivedSeconds: Double(row.timeMs) / 1000)
         followers[row.sensor] = state
         wheelRevolutions += spans.wheel.revolutions
@@ -92,11 +95,7 @@ extension RidingFigures {
     /// The wheel's revolutions in the window times the circumference; nil without wheel data.
     static func workoutDistanceM(_ rows: [StoredCSCMeasurement], settings: AggregateSettings) -> Double? {
         var figures = RidingFigures(settings: settings)
-        var hasWheel = false
-        for row in rows.sorted(by: { ($0.sensor, $0.timeMs) < ($1.sensor, $1.timeMs) }) {
-            if case .success(let measurement) = CSCMeasurement.parse(row.raw), measurement.wheel != nil { hasWheel = true }
-            _ = figures.add(row)
-        }
-        return hasWheel ? Double(figures.wheelRevolutions) * figures.circumferenceM : nil
+        for row in rows.sorted(by: { ($0.sensor, $0.timeMs) < ($1.sensor, $1.timeMs) }) { _ = figures.add(row) }
+        return figures.sawWheel ? Double(figures.wheelRevolutions) * figures.circumferenceM : nil
     }
 }
