@@ -129,7 +129,9 @@ struct GPSTests {
         // fix_timeout 30 s: what is tested is a lost session, not a slow fix (a fresh-clone run
         // beside a CPU hog reopened a session that had no fix after 5 s and waited 60 s in vain).
         let agent = try AgentProcess(brokerPort: broker.port, gpsPort: port, gpsFixTimeout: 30)
-        try await status.waitFor(timeout: 60, "first fix") { Self.gpsState($0) == "fixed" }
+        _ = try await agent.explainingFailure(gps: gps) {
+            try await status.waitFor(timeout: 60, "first fix") { Self.gpsState($0) == "fixed" }
+        }
         gps.stop()
         try await agent.process!.waitForLine(containing: "gpsd session lost", timeout: 10)
         let before = status.messages.count

@@ -24,6 +24,35 @@ public final class GPSFake: Sendable {
             Ports.isListening(port) || !process.isRunning
         }
         if !process.isRunning { throw WaitTimeout(description: "gpsfake exited: \(process.text)") }
+        try await ensureItsDevice()
+    }
+
+    /// Returns once the gpsd on `port` is gpsfake's own and lists gpsfake's device.
+    ///
+    /// gpsfake adds its pseudo-terminal to gpsd through the control socket once the socket's file
+    /// exists, and gives up without a word if the connect is refused (gpsd between its bind and
+    /// listen). That gpsd then serves clients with no device, and an agent started against it
+    /// waits for a fix that never comes. So: ask gpsd, as a client would, and add the device the
+    /// way gpsfake meant to if it is missing.
+    private func ensureItsDevice() async throws {
+        let listening = Set(Self.pids(listeningOn: port))
+        let ours = Set(Self.children(of: process.pid, named: "gpsd"))
+        if !listening.isEmpty, !ours.isEmpty, listening.isDisjoint(with: ours) {
+            throw WaitTimeout(description: "port \(port) is served by pid \(listening.sorted()), not by gpsfake's gpsd \(ours.sorted())")
+        }
+        let controlSocket = "\(directory.path)/gpsfake-\(process.pid).sock"
+        var added = false
+        let started = ContinuousClock.now
+        try await Wait.until(timeout: 20, "gpsfake's gpsd on \(port) to list a device: \(process.text)") {
+            if let paths = GPSDProbe.devicePaths(port: port), !paths.isEmpty { return true }
+            if !added, ContinuousClock.now - started > .seconds(3), let pty = GPSDProbe.fakePTY(ofGPSFake: process.pid) {
+                added = GPSDProbe.add(device: pty, controlSocket: controlSocket)
+                FileHandle.standardError.write(Data("gpsfake:\(port) had not added \(pty) to its gpsd; added it: \(added)\n".utf8))
+            }
+            return false
+        } refresh: {
+            try await Task.sleep(for: .milliseconds(100))
+        }
     }
 
     /// Stops gpsfake and its gpsd, and returns once the port is free again.

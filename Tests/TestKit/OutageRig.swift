@@ -21,7 +21,10 @@ public struct OutageRig {
             brokerPort: broker.port, gpsPort: gps.port, gpsFixTimeout: 30,
             extraConfig: "[schedule]\nlocation_interval_s = \(interval)\nstatus_interval_s = 60\n",
             environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "1"])
-        _ = try await consumer.waitFor(count: locationsFirst, timeout: 30, "\(locationsFirst) locations before the outage") { _ in true }
+        let (consumer, gps) = (consumer, gps)
+        _ = try await agent.explainingFailure(gps: gps) {
+            try await consumer.waitFor(count: locationsFirst, timeout: 30, "\(locationsFirst) locations before the outage") { _ in true }
+        }
     }
 
     /// Stops the broker and waits until the agent has noticed.
