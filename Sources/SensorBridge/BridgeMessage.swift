@@ -3,8 +3,9 @@ import Foundation
 /// One bridge message (docs/contract.md "Heart rate: the bridge", docs/steps.md): a JSON object
 /// `{"ts":"<ISO-8601 UTC, ms>","seq":…,"sensor":"<id>","char":…,"raw":"<hex>"}`. `char` says
 /// what it carries: absent or `"2a37"` a Heart Rate Measurement, `"2a53"` an RSC Measurement,
-/// `"2a5b"` a CSC Measurement (`raw` is authoritative; `bpm`, `rr`, `cadence`… are ignored),
-/// `"pmd_acc"` a batch of accelerometer samples (`rate_hz`, `samples`).
+/// `"pmd_acc"` a batch of accelerometer samples (`rate_hz`, `samples`), and any characteristic a
+/// sample kind declares (`ForwardedCharacteristic`) its value. `raw` is authoritative; `bpm`,
+/// `rr`, `cadence`… are ignored.
 public struct BridgeMessage: Sendable, Equatable {
     public var sensor: String
     /// The bridge's timestamp, when it gave a readable one (sanity is judged at ingest). For
@@ -18,8 +19,19 @@ public struct BridgeMessage: Sendable, Equatable {
     public enum Reading: Sendable, Equatable {
         case heartRate(HeartRateMeasurement)
         case runningSpeedCadence(RSCMeasurement)
-        case cyclingSpeedCadence(CSCMeasurement)
         case acceleration(AccelerationBatch)
+        /// A characteristic that a sample kind declares it stores, decoded by its own type.
+        case forwarded(any ForwardedCharacteristic)
+
+        public static func == (lhs: Reading, rhs: Reading) -> Bool {
+            switch (lhs, rhs) {
+            case (.heartRate(let left), .heartRate(let right)): left == right
+            case (.runningSpeedCadence(let left), .runningSpeedCadence(let right)): left == right
+            case (.acceleration(let left), .acceleration(let right)): left == right
+            case (.forwarded(let left), .forwarded(let right)): left.isEqual(to: right)
+            default: false
+            }
+        }
     }
 
     public var heartRate: HeartRateMeasurement? {
@@ -36,9 +48,11 @@ public struct BridgeMessage: Sendable, Equatable {
         case badField(String)
         case badMeasurement(HeartRateMeasurement.Rejection)
         case badRSC(RSCMeasurement.Rejection)
-        case badCSC(CSCMeasurement.Rejection)
         case badAcceleration(AccelerationBatch.Rejection)
-        case unknownCharacteristic(String)
+        /// A forwarded characteristic's value its decoder refused: its label ("0x2A5B") and why.
+        case badValue(String, String)
+        /// A `char` nothing reads, and the ones that are read.
+        case unknownCharacteristic(String, known: [String])
 
         public var description: String {
             switch self {
@@ -48,15 +62,19 @@ public struct BridgeMessage: Sendable, Equatable {
             case .badField(let field): "bad \"\(field)\""
             case .badMeasurement(let rejection): "0x2A37: \(rejection)"
             case .badRSC(let rejection): "0x2A53: \(rejection)"
-            case .badCSC(let rejection): "0x2A5B: \(rejection)"
             case .badAcceleration(let rejection): "pmd_acc: \(rejection)"
-            case .unknownCharacteristic(let char): "unknown \"char\" \"\(char.prefix(16))\" (2a37, 2a53, 2a5b or pmd_acc)"
+            case .badValue(let label, let reason): "\(label): \(reason)"
+            case .unknownCharacteristic(let char, let known):
+                "unknown \"char\" \"\(char.prefix(16))\" (\(known.dropLast().joined(separator: ", ")) or \(known.last ?? ""))"
             }
         }
     }
 
     /// Parses one line (NDJSON) or datagram; anything malformed is rejected with the reason.
-    public static func parse(_ line: some Collection<UInt8>, maxBytes: Int = 4096) -> Result<BridgeMessage, Rejection> {
+    /// `forwarded`: the further characteristics the agent's sample kinds store.
+    public static func parse(
+        _ line: some Collection<UInt8>, maxBytes: Int = 4096, forwarded: [any ForwardedCharacteristic.Type] = []
+    ) -> Result<BridgeMessage, Rejection> {
         guard line.count <= maxBytes else { return .failure(.tooLong(line.count)) }
         guard let object = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any] else {
             return .failure(.notJSON)
@@ -73,36 +91,34 @@ public struct BridgeMessage: Sendable, Equatable {
         }
         let raw: [UInt8]
         let reading: Reading
-        switch char {
-        case "2a37", "2a53", "2a5b":
-            guard let rawValue = object["raw"] else { return .failure(.missing("raw")) }
-            guard let hex = rawValue as? String, let bytes = HexBytes.decode(hex) else { return .failure(.badField("raw")) }
-            raw = bytes
-            switch Self.reading(char: char, bytes) {
-            case .success(let value): reading = value
-            case .failure(let rejection): return .failure(rejection)
-            }
-        case "pmd_acc":
+        if char == "pmd_acc" {
             raw = []
             switch AccelerationBatch.parse(object) {
             case .success(let batch): reading = .acceleration(batch)
             case .failure(let rejection): return .failure(.badAcceleration(rejection))
             }
-        default:
-            return .failure(.unknownCharacteristic(char))
+        } else {
+            let decoder = forwarded.first { $0.char == char }
+            guard char == "2a37" || char == "2a53" || decoder != nil else {
+                return .failure(.unknownCharacteristic(char, known: ["2a37", "2a53"] + forwarded.map { $0.char } + ["pmd_acc"]))
+            }
+            guard let rawValue = object["raw"] else { return .failure(.missing("raw")) }
+            guard let hex = rawValue as? String, let bytes = HexBytes.decode(hex) else { return .failure(.badField("raw")) }
+            raw = bytes
+            switch decoder.map({ $0.reading(bytes) }) ?? Self.reading(char: char, bytes) {
+            case .success(let value): reading = value
+            case .failure(let rejection): return .failure(rejection)
+            }
         }
         let timestamp = (object["ts"] as? String).flatMap(Self.date(iso:))
         let seq = (object["seq"] as? NSNumber).flatMap { Int(exactly: $0.doubleValue) }
         return .success(BridgeMessage(sensor: sensor, timestamp: timestamp, seq: seq, raw: raw, reading: reading))
     }
 
-    /// The reading a characteristic's value carries; `char` is one of those with a `raw`.
+    /// The reading a built-in characteristic's value carries: 2a53 or 2a37.
     private static func reading(char: String, _ bytes: [UInt8]) -> Result<Reading, Rejection> {
-        switch char {
-        case "2a53": RSCMeasurement.parse(bytes).map(Reading.runningSpeedCadence).mapError(Rejection.badRSC)
-        case "2a5b": CSCMeasurement.parse(bytes).map(Reading.cyclingSpeedCadence).mapError(Rejection.badCSC)
-        default: HeartRateMeasurement.parse(bytes).map(Reading.heartRate).mapError(Rejection.badMeasurement)
-        }
+        if char == "2a53" { return RSCMeasurement.parse(bytes).map(Reading.runningSpeedCadence).mapError(Rejection.badRSC) }
+        return HeartRateMeasurement.parse(bytes).map(Reading.heartRate).mapError(Rejection.badMeasurement)
     }
 
     /// RFC 3339 / ISO 8601 with or without fractional seconds, `Z` or an offset. The format style

@@ -17,7 +17,9 @@
 /// Reserved flag bits are ignored and kept, as `RSCMeasurement` does. A value announcing neither
 /// wheel nor crank data carries nothing and is rejected, as are bytes beyond what the flags
 /// announce: a future field we cannot place is a loud rejection, never a misread value.
-public struct CSCMeasurement: Sendable, Equatable {
+public struct CSCMeasurement: ForwardedCharacteristic {
+    public static let char = "2a5b"
+
     /// Cumulative wheel revolutions (wrap at 2^32) and the time of the last one.
     public struct Wheel: Sendable, Equatable {
         public var revolutions: UInt32

@@ -1,4 +1,5 @@
 import Foundation
+import Store
 import Testing
 import TestKit
 
@@ -144,9 +145,9 @@ struct ConfigTests {
 
     @Test("[bike] wheel_circumference_mm: 2105 by default, 500…4000 taken, outside it named with its line")
     func bikeWheel() throws {
-        #expect(try parse("").bike.wheelCircumferenceMm == 2105)
-        #expect(try parse("[bike]\nwheel_circumference_mm = 500\n").bike.wheelCircumferenceMm == 500)
-        #expect(try parse("[bike]\nwheel_circumference_mm = 4000\n").bike.wheelCircumferenceMm == 4000)
+        #expect(try parse("").sensors[CyclingKind.wheelCircumferenceMm] == 2105)
+        #expect(try parse("[bike]\nwheel_circumference_mm = 500\n").sensors[CyclingKind.wheelCircumferenceMm] == 500)
+        #expect(try parse("[bike]\nwheel_circumference_mm = 4000\n").sensors[CyclingKind.wheelCircumferenceMm] == 4000)
         for value in ["10", "499", "4001", "-2105"] {
             let error = try error("[device]\nid = \"a\"\n[bike]\nwheel_circumference_mm = \(value)\n")
             #expect(error.key == "bike.wheel_circumference_mm" && error.line == 4 && error.message.contains(value), "\(value): \(error)")

@@ -1,5 +1,6 @@
 import Foundation
 import SensorBridge
+import Store
 import Testing
 import TestKit
 
@@ -19,7 +20,7 @@ struct RidingFiguresTests {
     static func settings(circumferenceMm: Int = 2105) -> AggregateSettings {
         var settings = AggregateSettings(
             timeZone: utc, gapLimitMs: 10_000, zones: HeartRateZones(maxHR: 190, restingHR: 60), locationIntervalS: 300)
-        settings.bike.wheelCircumferenceMm = circumferenceMm
+        settings.sensors[CyclingKind.wheelCircumferenceMm] = Double(circumferenceMm)
         return settings
     }
 

@@ -118,9 +118,9 @@ struct ReferenceBridgeTests {
             name: "bridge", executable: Tools.find("python3"), arguments: [Self.script, "--encode-hex", hex, "--char", "2a5b", "--sensor", "bike"])
         #expect(await process.waitForExit(timeout: 20) == 0)
         let line = try #require(process.lines.first)
-        let message = try BridgeMessage.parse(Array(line.utf8)).get()
+        let message = try BridgeMessage.parse(Array(line.utf8), forwarded: [CSCMeasurement.self]).get()
         #expect(message.raw == HexBytes.decode(hex))
-        #expect(message.reading == .cyclingSpeedCadence(try CSCMeasurement.parse(hex: hex).get()))
+        #expect(message.reading == .forwarded(try CSCMeasurement.parse(hex: hex).get()))
     }
 
     static func parse(_ line: String) -> Result<BridgeMessage, BridgeMessage.Rejection> { BridgeMessage.parse(Array(line.utf8)) }
@@ -138,22 +138,28 @@ struct ReferenceBridgeTests {
         #expect(upper.heartRate == nil)
     }
 
-    @Test("char 2a5b, in either case, is a CSC measurement; a bad one is rejected with the reason")
+    @Test("char 2a5b, in either case, is a CSC measurement when a kind reads it; a bad one is rejected with the reason")
     func cscCharacteristic() throws {
-        func parse(_ line: String) -> Result<BridgeMessage, BridgeMessage.Rejection> { Self.parse(line) }
+        func parse(_ line: String) -> Result<BridgeMessage, BridgeMessage.Rejection> { BridgeMessage.parse(Array(line.utf8), forwarded: [CSCMeasurement.self]) }
         let csc = try parse(#"{"ts":"2026-11-21T08:00:01.000Z","seq":3,"sensor":"bike","char":"2a5b","raw":"03a4000000184e4000a74c","cadence":60}"#).get()
-        guard case .cyclingSpeedCadence(let measurement) = csc.reading else {
+        guard case .forwarded(let value) = csc.reading, let measurement = value as? CSCMeasurement else {
             Issue.record("not a CSC reading: \(csc.reading)")
             return
         }
         #expect(measurement.wheel == .init(revolutions: 164, eventTime: 19992) && measurement.crank == .init(revolutions: 64, eventTime: 19623))
         #expect(csc.raw.count == 11 && csc.heartRate == nil && csc.seq == 3)
         let upper = try parse(#"{"sensor":"bike","char":"2A5B","raw":"02c8000008"}"#).get()
-        #expect(upper.reading == .cyclingSpeedCadence(CSCMeasurement(crank: .init(revolutions: 200, eventTime: 2048))))
-        #expect(throws: BridgeMessage.Rejection.badCSC(.noData)) { try parse(#"{"sensor":"bike","char":"2a5b","raw":"00"}"#).get() }
-        #expect(throws: BridgeMessage.Rejection.badCSC(.truncated("last crank event time"))) { try parse(#"{"sensor":"bike","char":"2a5b","raw":"02c800"}"#).get() }
+        #expect(upper.reading == .forwarded(CSCMeasurement(crank: .init(revolutions: 200, eventTime: 2048))))
+        #expect(upper.reading != .forwarded(CSCMeasurement(crank: .init(revolutions: 201, eventTime: 2048))))
+        let noData = BridgeMessage.Rejection.badValue("0x2A5B", "neither wheel nor crank revolution data present")
+        #expect(throws: noData) { try parse(#"{"sensor":"bike","char":"2a5b","raw":"00"}"#).get() }
+        #expect(throws: BridgeMessage.Rejection.badValue("0x2A5B", "truncated: last crank event time")) { try parse(#"{"sensor":"bike","char":"2a5b","raw":"02c800"}"#).get() }
         #expect(throws: BridgeMessage.Rejection.missing("raw")) { try parse(#"{"sensor":"bike","char":"2a5b"}"#).get() }
-        #expect(BridgeMessage.Rejection.badCSC(.noData).description == "0x2A5B: neither wheel nor crank revolution data present")
+        #expect(noData.description == "0x2A5B: neither wheel nor crank revolution data present")
+        // Without a kind that reads it, 2a5b is a characteristic nothing stores.
+        #expect(throws: BridgeMessage.Rejection.unknownCharacteristic("2a5b", known: ["2a37", "2a53", "pmd_acc"])) {
+            try Self.parse(#"{"sensor":"bike","char":"2a5b","raw":"02c8000008"}"#).get()
+        }
     }
 
     @Test("char pmd_acc is a batch of accelerometer samples")
@@ -183,8 +189,11 @@ struct ReferenceBridgeTests {
     @Test("an unknown or mistyped char is rejected with the reason")
     func unknownCharacteristic() {
         func parse(_ line: String) -> Result<BridgeMessage, BridgeMessage.Rejection> { Self.parse(line) }
-        #expect(throws: BridgeMessage.Rejection.unknownCharacteristic("2a63")) { try parse(#"{"sensor":"h","char":"2a63","raw":"00"}"#).get() }
-        #expect(BridgeMessage.Rejection.unknownCharacteristic("2a63").description == #"unknown "char" "2a63" (2a37, 2a53, 2a5b or pmd_acc)"#)
+        let unknown = BridgeMessage.parse(Array(#"{"sensor":"h","char":"2a63","raw":"00"}"#.utf8), forwarded: [CSCMeasurement.self])
+        #expect(throws: BridgeMessage.Rejection.unknownCharacteristic("2a63", known: ["2a37", "2a53", "2a5b", "pmd_acc"])) { try unknown.get() }
+        #expect(throws: BridgeMessage.Rejection.unknownCharacteristic("2a63", known: ["2a37", "2a53", "pmd_acc"])) { try parse(#"{"sensor":"h","char":"2a63","raw":"00"}"#).get() }
+        #expect(BridgeMessage.Rejection.unknownCharacteristic("2a63", known: ["2a37", "2a53", "2a5b", "pmd_acc"]).description
+            == #"unknown "char" "2a63" (2a37, 2a53, 2a5b or pmd_acc)"#)
         #expect(throws: BridgeMessage.Rejection.badField("char")) { try parse(#"{"sensor":"h","char":7,"raw":"063c"}"#).get() }
     }
 }

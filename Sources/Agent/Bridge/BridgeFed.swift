@@ -6,12 +6,18 @@ import Store
 /// (one sets the strap's state, the other is counted in windows); every other reading goes to
 /// the kind that takes it, so a new characteristic needs no change there.
 protocol BridgeFed: SampleKind {
+    /// The characteristic it stores that the bridge parser does not read itself, decoded (and
+    /// refused with the reason when bad) as each line is parsed; nil for one it does (RSC).
+    static var forwarded: (any ForwardedCharacteristic.Type)? { get }
+
     /// The row `message` makes, stamped `timeMs` (with `origin` when that is its receive time);
     /// nil when the message is not of this kind.
     static func row(of message: BridgeMessage, timeMs: Int64, receivedMs: Int64, origin: Int64?) -> Row?
 }
 
 extension StepRecordKind: BridgeFed {
+    static var forwarded: (any ForwardedCharacteristic.Type)? { nil }
+
     /// A foot pod's RSC Measurement (0x2A53), stored as received and decoded when read.
     static func row(of message: BridgeMessage, timeMs: Int64, receivedMs: Int64, origin: Int64?) -> StoredStepRecord? {
         guard case .runningSpeedCadence = message.reading else { return nil }
@@ -21,6 +27,8 @@ extension StepRecordKind: BridgeFed {
 
 enum BridgeFedKinds {
     static let all: [any BridgeFed.Type] = SampleKinds.all.compactMap { $0 as? any BridgeFed.Type }
+    /// What `BridgeMessage.parse` is given to read.
+    static let forwarded: [any ForwardedCharacteristic.Type] = all.compactMap { $0.forwarded }
 
     /// Adds the row `message` makes to `rows`; false when no kind takes it.
     static func add(_ message: BridgeMessage, timeMs: Int64, receivedMs: Int64, origin: Int64?, to rows: inout SampleBatch) -> Bool {

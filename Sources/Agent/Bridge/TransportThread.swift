@@ -30,7 +30,7 @@ final class TransportThread: Sendable {
     }
 
     private func parsed(_ lines: [[UInt8]]) -> HeartRateTransportEvent {
-        .messages(lines.map { BridgeMessage.parse($0, maxBytes: maxLineBytes) })
+        .messages(lines.map { BridgeMessage.parse($0, maxBytes: maxLineBytes, forwarded: BridgeFedKinds.forwarded) })
     }
 
     var capacity: Int { handoff.capacity }

@@ -20,7 +20,8 @@ public struct AgentConfig: Sendable, Equatable {
     var workouts: WorkoutSettings
     public var homeAssistant: HomeAssistant
     var person = PersonSettings()
-    var bike = BikeSettings()
+    /// The settings sensors declare in their own files (`ConfiguredSensor`).
+    var sensors = SensorSettings()
     /// `keepalive archive` only (docs/fleet.md).
     public var archive: Archive
 

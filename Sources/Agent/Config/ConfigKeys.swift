@@ -5,7 +5,7 @@ import StepCounting
 /// under /var/lib/keepalive); the root `config.toml` documents the same values (a test holds
 /// them equal). Checks that involve more than one key are in `ConfigLoader`.
 enum ConfigKeys {
-    static var all: [ConfigKey] { device + mqtt + gps + hr + store + schedule + query + health + steps + bike + workouts + gear + homeAssistant + person + archive }
+    static var all: [ConfigKey] { device + mqtt + gps + hr + store + schedule + query + health + steps + ConfiguredSensors.keys + workouts + gear + homeAssistant + person + archive }
 
     /// The sections, in order.
     static var sections: [String] {

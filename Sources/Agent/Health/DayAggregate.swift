@@ -15,7 +15,8 @@ struct AggregateSettings: Sendable, Equatable {
     var person = PersonSettings()
     /// `[health] sleep_heart_rate_rule`.
     var sleepHeartRateRule = true
-    var bike = BikeSettings()
+    /// What sensors declared in their own files (`ConfiguredSensor`), as configured.
+    var sensors = SensorSettings()
 
     init(config: AgentConfig) {
         timeZone = TimeZone(identifier: config.device.timezone) ?? .current
@@ -26,7 +27,7 @@ struct AggregateSettings: Sendable, Equatable {
         steps = config.steps
         person = config.person
         sleepHeartRateRule = config.health.sleepHeartRateRule
-        bike = config.bike
+        sensors = config.sensors
     }
 
     init(

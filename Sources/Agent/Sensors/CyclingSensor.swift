@@ -5,11 +5,17 @@ import Store
 /// as a `CyclingKind` row, the day's riding figures, their Home Assistant entities, and a ride's
 /// distance from the wheel where the GPS is poor or absent. `[bike] wheel_circumference_mm`
 /// turns wheel revolutions into metres.
-extension CyclingKind: BridgeFed, FiguredKind, AnnouncedKind {
+extension CyclingKind: BridgeFed, FiguredKind, AnnouncedKind, ConfiguredSensor {
     typealias Figures = RidingFigures
+    static var forwarded: (any ForwardedCharacteristic.Type)? { CSCMeasurement.self }
+
+    /// `[bike] wheel_circumference_mm`: the wheel's rolling circumference; 2105 mm is a 700×25C
+    /// road tyre (the usual table's figure).
+    static let wheelCircumferenceMm = SensorSetting.int("bike", "wheel_circumference_mm", default: 2105, in: 500...4000)
+    static var settings: [SensorSetting] { [wheelCircumferenceMm] }
 
     static func row(of message: BridgeMessage, timeMs: Int64, receivedMs: Int64, origin: Int64?) -> StoredCSCMeasurement? {
-        guard case .cyclingSpeedCadence = message.reading else { return nil }
+        guard case .forwarded(let value) = message.reading, value is CSCMeasurement else { return nil }
         return StoredCSCMeasurement(sensor: message.sensor, timeMs: timeMs, receivedMs: receivedMs, raw: message.raw, origin: origin)
     }
 }
@@ -33,7 +39,7 @@ struct RidingFigures: KindFigures {
     private var maxCadence: Double?
     private static let cadenceSpan1024 = 1024
 
-    init(settings: AggregateSettings) { circumferenceM = Double(settings.bike.wheelCircumferenceMm) / 1000 }
+    init(settings: AggregateSettings) { circumferenceM = settings.sensors[CyclingKind.wheelCircumferenceMm] / 1000 }
 
     mutating func add(_ row: StoredCSCMeasurement) -> Bool {
         var state = followers[row.sensor] ?? (CSCFollower(), .min)
