@@ -10,7 +10,8 @@
 #   scripts/fleet-bench.sh [DEVICES…]          e.g. scripts/fleet-bench.sh 100 1000
 #   FLEET_RATE=0.5 FLEET_SECONDS=120 …         messages per second per device, load duration
 #   FLEET_FAULTS=0 …                           the load alone: no node killed, PostgreSQL not stopped
-#   FLEET_RAMP=0 …                             seconds over which the devices first connect (0: all at once)
+#   FLEET_RAMP=0 …                             seconds over which the devices first connect (0: all at once),
+#                                              like Pis booting over a while; the faults start after it
 #   FLEET_RATE=0 FLEET_SECONDS=5 …              connect only: CONNECT-to-CONNACK times and CPU, nothing published
 #   FLEET_TLS=0 …                              plain MQTT instead of TLS (as the figures before 2026-11-28 23:30 UTC)
 #   FLEET_REVOKED_RULE=0 …                     topic rules without the group "revoked" (deploy/fleet/cluster.sh), to measure it
@@ -110,21 +111,21 @@ while True:
   sampler=$!; pids+=("$sampler")
   load0="$(cut -d' ' -f1 /proc/loadavg)"
   at() { local wait=$((start + $1 - $(date +%s))); [ "$wait" -le 0 ] || sleep "$wait"; }
-  at 20
+  at $((ramp + 20))
   mem=""; for n in 1 2 3; do mem+="$(rss_mb "$(deploy/fleet/cluster.sh pid "$work/cluster" $n)") "; done
   arch_mem="$(rss_mb "${pids[0]}")"
   if [ "$faults" = 1 ]; then
-    at 30;  killed_ms=$(date +%s%3N); kill -9 "$(deploy/fleet/cluster.sh pid "$work/cluster" 1)"
-    at 50;  runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg/data" -m fast -w stop >/dev/null
-    at 80;  runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg/data" -o "-p $pgport -k $work/pg -c listen_addresses=''" -l "$work/pg/log" -w start >/dev/null
-    at 90;  deploy/fleet/cluster.sh start "$work/cluster" 1 >/dev/null || echo "fleet-bench: node 1 did not restart" >&2
+    at $((ramp + 30));  killed_ms=$(date +%s%3N); kill -9 "$(deploy/fleet/cluster.sh pid "$work/cluster" 1)"
+    at $((ramp + 50));  runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg/data" -m fast -w stop >/dev/null
+    at $((ramp + 80));  runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg/data" -o "-p $pgport -k $work/pg -c listen_addresses=''" -l "$work/pg/log" -w start >/dev/null
+    at $((ramp + 90));  deploy/fleet/cluster.sh start "$work/cluster" 1 >/dev/null || echo "fleet-bench: node 1 did not restart" >&2
   else
     # No fault: every message is "calm" (sent before a kill that never comes).
-    killed_ms=$(((start + seconds + 3600) * 1000))
+    killed_ms=$(((start + ramp + seconds + 3600) * 1000))
   fi
   # Each load process writes its file when its run ends (at most 300 s late, its devices stuck
   # reconnecting), then lingers answering resend requests.
-  deadline=$(($(date +%s) + seconds + 400))
+  deadline=$(($(date +%s) + ramp + seconds + 400))
   for ((first = 1; first <= devices; first += 250)); do
     while [ ! -f "$work/acked-$first.tsv" ] && [ "$(date +%s)" -lt "$deadline" ]; do sleep 1; done
   done
