@@ -100,7 +100,7 @@ while True:
     sed -n "${first},${last}p" "$work/devices.txt" >"$work/devices-$first.txt"
     /usr/bin/python3 deploy/fleet/fleet-load.py --nodes "$nodes" --devices "@$work/devices-$first.txt" --rate "$rate" --seconds "$seconds" \
       --ramp "$ramp" "${cafile_arg[@]}" \
-      --out "$work/acked-$first.tsv" --linger 900 --keep-publishing 2>"$work/load-$first.log" &
+      --out "$work/acked-$first.tsv" --linger 900 --keep-publishing 1 2>"$work/load-$first.log" &
     loaders+=($!)
   done
   start=$(date +%s); start_ms=$((start * 1000))
@@ -137,8 +137,8 @@ while True:
 
   # Caught up: every acknowledged message archived, or the number still missing unchanged for 30 s
   # (three of the archivers' status periods, in which they ask for what is missing); at most 5
-  # minutes. The devices go on publishing meanwhile (--keep-publishing, as agents do), so a
-  # message lost at the end of a device's run shows as a gap before its next one.
+  # minutes. Each device publishes one more message after its run (--keep-publishing 1: an agent
+  # never stops), so a message lost at the end of its run shows as a gap before that one.
   psql "$conninfo" -q -c "CREATE TABLE bench_acked (device text, seq bigint)"
   cut -f1,2 "$work/acked.tsv" | psql "$conninfo" -q -c "\copy bench_acked FROM STDIN"
   previous=-1; still=0

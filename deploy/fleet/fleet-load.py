@@ -35,9 +35,10 @@ Like the agent ([store] keep_published_h), each device keeps what it published a
 requests on keepalive/<device>/selection/seq ({"from":N,"to":M}, v5 response topic and correlation
 data) with {"ok":true,"from","to","messages":[{"seq","topic","payload"}],"not_kept":[[a,b]…],"next"}.
 With --linger S the devices stay connected S seconds after the run (the out file and the summary are
-written when the run ends), answering requests, or until SIGTERM; with --keep-publishing they also
-go on publishing at --rate meanwhile (not in the out file), as an agent never stops: a message lost
-at the end of a device's run is then followed by a later seq, the gap the archive looks for.
+written when the run ends), answering requests, or until SIGTERM; with --keep-publishing N each also
+publishes N more messages at --rate meanwhile (not in the out file), as an agent never stops: a
+message lost at the end of a device's run is then followed by a later seq, the gap the archive
+looks for.
 """
 import argparse, errno, json, os, random, selectors, signal, socket, ssl, sys, time
 import paho.mqtt.client as mqtt
@@ -98,6 +99,7 @@ class Device:
         self.pending = [(f"keepalive/{name}/status", b"{not json"), (f"keepalive/{name}/status", b'{"state":"online"}')] if args.malformed else []
         self.in_flight = None  # (mid, topic, payload, first_sent_ms, sent_monotonic, is_data)
         self.end, self.next_at = None, None  # the run starts when the device first connects
+        self.after_run = args.keep_publishing  # messages still to publish while lingering
 
     @property
     def finished(self):
@@ -358,7 +360,9 @@ class Device:
         if self.pending:
             topic, payload = self.pending.pop(0)
             self.send(topic, payload, int(time.time() * 1000), False)
-        elif self.interval is not None and (now < self.end or LINGERING[0]) and now >= self.next_at:
+        elif self.interval is not None and (now < self.end or (LINGERING[0] and self.after_run > 0)) and now >= self.next_at:
+            if now >= self.end:
+                self.after_run -= 1
             wall = time.time()
             topic, body = self.message(wall)
             self.send(f"keepalive/{self.name}/{topic}", json.dumps(body, separators=(",", ":")).encode(), int(wall * 1000), True)
@@ -428,8 +432,8 @@ def main():
     parser.add_argument("--cafile", help="MQTT over TLS, the nodes verified with this CA (fleet-ca.sh's ca.pem)")
     parser.add_argument("--malformed", action="store_true", help="each device also sends two messages the archive must reject")
     parser.add_argument("--out", required=True)
-    parser.add_argument("--keep-publishing", action="store_true",
-                        help="while lingering, go on publishing at --rate (not written to --out)")
+    parser.add_argument("--keep-publishing", type=int, default=0, metavar="N",
+                        help="while lingering, publish N more messages each at --rate (not written to --out)")
     parser.add_argument("--linger", type=float, default=0,
                         help="seconds to stay connected after the run, answering resend requests (until SIGTERM)")
     args = parser.parse_args()
@@ -466,7 +470,7 @@ def main():
         stop = [False]
         signal.signal(signal.SIGTERM, lambda signum, frame: stop.__setitem__(0, True))
         until = time.monotonic() + args.linger
-        LINGERING[0] = args.keep_publishing
+        LINGERING[0] = args.keep_publishing > 0
         run_loop(devices, lambda: stop[0] or time.monotonic() > until)
         print(json.dumps({"resend_requests_answered": sum(d.resends for d in devices)}), file=sys.stderr, flush=True)
     for device in devices:
