@@ -6,16 +6,8 @@ per-device `seq`, content type application/json, on keepalive/<device>/location 
 fix), …/status and …/health/today, in the agent's proportions. A device waits for each PUBACK
 before the next message (as the agent's outbox does per message in flight); when its connection
 is lost it connects to the next node and sends the unacknowledged message again with the same seq.
-
-A device reconnects as a Pi's bridge does (mosquitto 2.0.11, deploy/fleet/pi-bridge.conf.in; read
-from mosquitto's src/bridge.c and lib/util_mosq.c): `restart_timeout 2 30` is "decorrelated
-jitter" backoff — each attempt draws the next wait (whole seconds) from [2, 3 × the last wait), at most
-30 s, and a CONNACK resets it to 2 s, so a device whose connection drops waits 2-3 s (mosquitto
-checks once a second, at a phase of its own) and then backs off only while attempts fail. An
-attempt (TCP, TLS handshake, CONNACK) is given up after `keepalive_interval` (60 s, mosquitto's
-default): no shorter CONNACK timeout. Keepalive 60 s; no PUBACK timeout (mosquitto has none: a
-peer that stops answering is found by the keepalive). `round_robin false`: a device connected to
-a node other than its first tries its first node every 5 s and moves back once it accepts.
+It connects and reconnects as a Pi's mosquitto bridge does, without blocking the loop
+(fleet_bridge.py, beside it, says how).
 
   fleet-load.py --nodes 127.0.0.1:1883,127.0.0.1:1884 --devices d1:pw1,d2:pw2 --rate 5 --seconds 60 --out acked.tsv
   fleet-load.py --cafile ca.pem --nodes localhost:8883,… …     the same over TLS (names as in the nodes' certificate)
@@ -26,10 +18,7 @@ Writes one line per acknowledged message, "device<TAB>seq<TAB>sent_unix_ms", and
 All devices of a process share one thread and one epoll loop (paho driven from outside:
 loop_read/loop_write/loop_misc): no thread per device (a thread per device and one per paho
 network loop made 1 000 devices on 2 cores spend their time in the GIL), and no select() limit.
-The TCP connect and the TLS handshake run in the same loop, non-blocking (paho's own connect
-blocks for both, which made one slow handshake hold up every device of the process: a harsher
-client than a fleet of Pis, each doing its own). Devices connect spread over --ramp seconds, as a
-fleet that comes up over a while would.
+Devices connect spread over --ramp seconds, as a fleet that comes up over a while would.
 
 Like the agent ([store] keep_published_h), each device keeps what it published and answers resend
 requests on keepalive/<device>/selection/seq ({"from":N,"to":M}, v5 response topic and correlation
@@ -40,14 +29,13 @@ publishes N more messages at --rate meanwhile (not in the out file), as an agent
 message lost at the end of a device's run is then followed by a later seq, the gap the archive
 looks for.
 """
-import argparse, errno, json, os, random, selectors, signal, socket, ssl, sys, time
+import argparse, json, os, selectors, signal, sys, time
 import paho.mqtt.client as mqtt
 from paho.mqtt.properties import Properties
 from paho.mqtt.packettypes import PacketTypes
 
-SELECTOR = selectors.DefaultSelector()
-TLS = None  # the client TLS context (--cafile): the nodes verified, host names checked
-ADDRESSES = {}  # node host name -> IPv4 address
+from fleet_bridge import SELECTOR, TLS, BridgeConnection, configure
+
 LINGERING = [False]  # --keep-publishing, once the run is over
 
 
@@ -81,7 +69,7 @@ def resend_reply(request_payload, kept):
     return body
 
 
-class Device:
+class Device(BridgeConnection):
     def __init__(self, name, password, nodes, args, start_at, results):
         self.name, self.password, self.nodes, self.args = name, password, nodes, args
         self.interval = 1.0 / args.rate if args.rate > 0 else None
@@ -107,149 +95,6 @@ class Device:
 
     # The socket, registered with the loop under its descriptor number (paho may close it inside
     # any of its calls; unregistering a closed descriptor is harmless with epoll).
-    def sync(self, want_write=False):
-        if self.sock is not None:
-            sock = self.sock
-        else:
-            sock = self.client.socket() if self.client is not None else None
-            want_write = sock is not None and self.client.want_write()
-        fd = sock.fileno() if sock is not None else -1
-        fd = fd if fd >= 0 else None
-        if fd != self.fd and self.fd is not None:
-            SELECTOR.unregister(self.fd)
-        events = selectors.EVENT_READ | (selectors.EVENT_WRITE if fd is not None and want_write else 0)
-        if fd is not None:
-            if fd != self.fd:
-                SELECTOR.register(fd, events, self)
-            elif SELECTOR.get_key(fd).events != events:
-                SELECTOR.modify(fd, events, self)
-        self.fd = fd
-
-    def connect(self, now):
-        """An attempt: a non-blocking TCP connect, then (over TLS) the handshake, then paho's CONNECT."""
-        host, port = self.nodes[self.node_index % len(self.nodes)]
-        # Each attempt steps the backoff (mosquitto's bridge__backoff_step: rand_between(base, 3 × last), capped).
-        if self.args.backoff_cap > 0:
-            self.restart_timeout = min(self.args.backoff_cap, random.randrange(self.args.backoff_base, self.restart_timeout * 3))
-        self.state, self.connect_started = "tcp", now
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setblocking(False)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.sock = sock
-        code = sock.connect_ex((ADDRESSES[host], port))
-        if code not in (0, errno.EINPROGRESS):
-            self.lost(now)
-            return
-        self.sync(want_write=True)
-
-    def advance(self):
-        """The socket is ready while connecting or shaking hands: the next step."""
-        now = time.monotonic()
-        if self.state == "tcp":
-            if self.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) != 0:
-                self.lost(now)
-                return
-            if TLS is None:
-                self.start_mqtt()
-                return
-            host = self.nodes[self.node_index % len(self.nodes)][0]
-            # The nodes' certificate verified with the fleet's CA, host name checked.
-            self.sock = TLS.wrap_socket(self.sock, server_hostname=host, do_handshake_on_connect=False)
-            self.state = "handshake"
-        try:
-            self.sock.do_handshake()
-        except ssl.SSLWantReadError:
-            self.sync(want_write=False)
-            return
-        except ssl.SSLWantWriteError:
-            self.sync(want_write=True)
-            return
-        except (ssl.SSLError, OSError):
-            self.lost(now)
-            return
-        self.start_mqtt()
-
-    def start_mqtt(self):
-        """Connected (and TLS up): paho takes the socket and sends CONNECT."""
-        host, port = self.nodes[self.node_index % len(self.nodes)]
-        sock, self.sock = self.sock, None
-        client = mqtt.Client(client_id=f"{self.name}-load", protocol=mqtt.MQTTv5)
-        client.username_pw_set(self.name, self.password)
-        client._create_socket_connection = lambda: sock  # paho's connect() then only sends CONNECT
-        client.max_inflight_messages_set(20)
-        client.on_connect = self.on_connect
-        client.on_disconnect = self.on_disconnect
-        client.on_publish = self.on_publish
-        client.on_message = self.on_message
-        self.client, self.state = client, "connecting"
-        try:
-            client.connect(host, port, keepalive=self.args.keepalive, clean_start=False)
-        except OSError:
-            self.lost(time.monotonic())
-            return
-        self.sync()
-
-    def lost(self, now, count_retry=False, next_index=None):
-        """Connection gone (or given up on): the next node after the bridge's backoff."""
-        if self.sock is not None:
-            if self.fd is not None:
-                SELECTOR.unregister(self.fd)
-            self.fd = None
-            self.sock.close()
-            self.sock = None
-        self.drop_probe()
-        if self.client is not None:
-            client, self.client = self.client, None
-            client.on_disconnect = None
-            try:
-                client.disconnect()
-            except Exception:
-                pass
-            if self.fd is not None:
-                SELECTOR.unregister(self.fd)
-            self.fd = None
-        if count_retry:
-            self.retries += 1
-        if self.in_flight is not None:  # not on the wire any more: no stall timer until it is sent again
-            self.in_flight = self.in_flight[:4] + (None,) + self.in_flight[5:]
-        self.state = "waiting"
-        self.node_index = self.node_index + 1 if next_index is None else next_index
-        self.failovers += 1
-        # mosquitto tries again once its whole-second clock is past the wait: up to a second later,
-        # at a phase of each Pi's own.
-        self.retry_at = now + self.restart_timeout + random.uniform(0, 1)
-
-    def drop_probe(self):
-        if self.primary_probe is not None:
-            self.primary_probe.close()
-            self.primary_probe = None
-
-    def check_primary(self, now):
-        """round_robin false: connected elsewhere, the first node is tried every 5 s (a TCP connect,
-        mosquitto's primary_retry); once it accepts, this connection is closed and the device goes back."""
-        if self.node_index % len(self.nodes) == 0 or self.args.primary_retry <= 0:
-            return
-        if self.primary_check_at is None or now < self.primary_check_at:
-            return
-        if self.primary_probe is None:
-            host, port = self.nodes[0]
-            self.primary_probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            self.primary_probe.setblocking(False)
-            code = self.primary_probe.connect_ex((ADDRESSES[host], port))
-            if code not in (0, errno.EINPROGRESS):
-                self.drop_probe()
-                self.primary_check_at = now + self.args.primary_retry
-            else:
-                self.primary_check_at = now + 1  # looked at again on mosquitto's next once-a-second check
-            return
-        failed = self.primary_probe.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) != 0
-        self.drop_probe()
-        if failed:
-            self.primary_check_at = now + self.args.primary_retry
-            return
-        self.primary_check_at = None
-        self.lost(now, next_index=len(self.nodes) * (self.node_index // len(self.nodes) + 1))
-
     def on_connect(self, client, userdata, flags, reason, properties=None):
         if reason != 0:
             return  # the broker closes the connection; on_disconnect moves on
@@ -385,7 +230,7 @@ def run_loop(devices, until):
                 if mask & selectors.EVENT_READ:
                     device.client.loop_read(max_packets=10)
                     # What TLS has decrypted already is not seen by epoll: read it now.
-                    while device.client is not None and TLS is not None and device.client.socket() is not None \
+                    while device.client is not None and TLS[0] is not None and device.client.socket() is not None \
                             and device.client.socket().pending() > 0:
                         device.client.loop_read(max_packets=10)
                 if device.client is not None and mask & selectors.EVENT_WRITE:
@@ -438,11 +283,7 @@ def main():
                         help="seconds to stay connected after the run, answering resend requests (until SIGTERM)")
     args = parser.parse_args()
     nodes = [(n.rsplit(":", 1)[0], int(n.rsplit(":", 1)[1])) for n in args.nodes.split(",")]
-    global TLS
-    for host, port in nodes:  # resolved once (IPv4: the nodes listen on 127.0.0.1 here)
-        ADDRESSES[host] = socket.getaddrinfo(host, port, socket.AF_INET, socket.SOCK_STREAM)[0][4][0]
-    if args.cafile:
-        TLS = ssl.create_default_context(cafile=args.cafile)
+    configure(nodes, args.cafile)
     spec = open(args.devices[1:]).read().split() if args.devices.startswith("@") else args.devices.split(",")
     results, devices = [], []
     started = time.monotonic()
