@@ -15,6 +15,7 @@
 #   FLEET_RATE=0 FLEET_SECONDS=5 …              connect only: CONNECT-to-CONNACK times and CPU, nothing published
 #   FLEET_TLS=0 …                              plain MQTT instead of TLS (as the figures before 2026-11-28 23:30 UTC)
 #   FLEET_REVOKED_RULE=0 …                     topic rules without the group "revoked" (deploy/fleet/cluster.sh), to measure it
+#   FLEET_SCHEDULERS="" … / FLEET_DIST_TLS=0 … Erlang's default schedulers (not one a node) / plain distribution (cluster.sh)
 #   FLEET_KEEP=1 …                             keep each size's work directory (acked.tsv, archived.tsv, logs)
 #   FLEET_CONNINFO_EXTRA="options='-c synchronous_commit=off'" …   more libpq settings for the archivers' conninfo
 #   KEEPALIVE_BIN=.build/release/keepalive …   the archiver binary (default: a release build)
