@@ -10,10 +10,12 @@
 #   scripts/fleet-bench.sh [DEVICES…]          e.g. scripts/fleet-bench.sh 100 1000
 #   FLEET_RATE=0.5 FLEET_SECONDS=120 …         messages per second per device, load duration
 #   FLEET_FAULTS=0 …                           the load alone: no node killed, PostgreSQL not stopped
-#   FLEET_RAMP=0 …                             seconds over which the devices first connect (0: all at once)
+#   FLEET_RAMP=0 …                             seconds over which the devices first connect (0: all at once),
+#                                              like Pis booting over a while; the faults start after it
 #   FLEET_RATE=0 FLEET_SECONDS=5 …              connect only: CONNECT-to-CONNACK times and CPU, nothing published
 #   FLEET_TLS=0 …                              plain MQTT instead of TLS (as the figures before 2026-11-28 23:30 UTC)
 #   FLEET_REVOKED_RULE=0 …                     topic rules without the group "revoked" (deploy/fleet/cluster.sh), to measure it
+#   FLEET_SCHEDULERS="" … / FLEET_DIST_TLS=0 … Erlang's default schedulers (not one a node) / plain distribution (cluster.sh)
 #   FLEET_KEEP=1 …                             keep each size's work directory (acked.tsv, archived.tsv, logs)
 #   FLEET_CONNINFO_EXTRA="options='-c synchronous_commit=off'" …   more libpq settings for the archivers' conninfo
 #   KEEPALIVE_BIN=.build/release/keepalive …   the archiver binary (default: a release build)
@@ -99,7 +101,7 @@ while True:
     sed -n "${first},${last}p" "$work/devices.txt" >"$work/devices-$first.txt"
     /usr/bin/python3 deploy/fleet/fleet-load.py --nodes "$nodes" --devices "@$work/devices-$first.txt" --rate "$rate" --seconds "$seconds" \
       --ramp "$ramp" "${cafile_arg[@]}" \
-      --out "$work/acked-$first.tsv" --linger 900 2>"$work/load-$first.log" &
+      --out "$work/acked-$first.tsv" --linger 900 --keep-publishing 1 2>"$work/load-$first.log" &
     loaders+=($!)
   done
   start=$(date +%s); start_ms=$((start * 1000))
@@ -110,21 +112,21 @@ while True:
   sampler=$!; pids+=("$sampler")
   load0="$(cut -d' ' -f1 /proc/loadavg)"
   at() { local wait=$((start + $1 - $(date +%s))); [ "$wait" -le 0 ] || sleep "$wait"; }
-  at 20
+  at $((ramp + 20))
   mem=""; for n in 1 2 3; do mem+="$(rss_mb "$(deploy/fleet/cluster.sh pid "$work/cluster" $n)") "; done
   arch_mem="$(rss_mb "${pids[0]}")"
   if [ "$faults" = 1 ]; then
-    at 30;  killed_ms=$(date +%s%3N); kill -9 "$(deploy/fleet/cluster.sh pid "$work/cluster" 1)"
-    at 50;  runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg/data" -m fast -w stop >/dev/null
-    at 80;  runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg/data" -o "-p $pgport -k $work/pg -c listen_addresses=''" -l "$work/pg/log" -w start >/dev/null
-    at 90;  deploy/fleet/cluster.sh start "$work/cluster" 1 >/dev/null || echo "fleet-bench: node 1 did not restart" >&2
+    at $((ramp + 30));  killed_ms=$(date +%s%3N); kill -9 "$(deploy/fleet/cluster.sh pid "$work/cluster" 1)"
+    at $((ramp + 50));  runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg/data" -m fast -w stop >/dev/null
+    at $((ramp + 80));  runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg/data" -o "-p $pgport -k $work/pg -c listen_addresses=''" -l "$work/pg/log" -w start >/dev/null
+    at $((ramp + 90));  deploy/fleet/cluster.sh start "$work/cluster" 1 >/dev/null || echo "fleet-bench: node 1 did not restart" >&2
   else
     # No fault: every message is "calm" (sent before a kill that never comes).
-    killed_ms=$(((start + seconds + 3600) * 1000))
+    killed_ms=$(((start + ramp + seconds + 3600) * 1000))
   fi
   # Each load process writes its file when its run ends (at most 300 s late, its devices stuck
   # reconnecting), then lingers answering resend requests.
-  deadline=$(($(date +%s) + seconds + 400))
+  deadline=$(($(date +%s) + ramp + seconds + 400))
   for ((first = 1; first <= devices; first += 250)); do
     while [ ! -f "$work/acked-$first.tsv" ] && [ "$(date +%s)" -lt "$deadline" ]; do sleep 1; done
   done
@@ -134,14 +136,19 @@ while True:
   unfinished=$(cat "$work"/load-*.log | grep -o '"unfinished": [0-9]*' | awk '{n += $2} END {print n + 0}')
   acked=$(wc -l <"$work/acked.tsv")
 
-  # Caught up: every acknowledged message archived, or the row count unchanged for 30 s (three of
-  # the archivers' status periods, in which they ask for what is missing); at most 5 minutes.
+  # Caught up: every acknowledged message archived, or the number still missing unchanged for 30 s
+  # (three of the archivers' status periods, in which they ask for what is missing); at most 5
+  # minutes. Each device publishes one more message after its run (--keep-publishing 1: an agent
+  # never stops), so a message lost at the end of its run shows as a gap before that one.
+  psql "$conninfo" -q -c "CREATE TABLE bench_acked (device text, seq bigint)"
+  cut -f1,2 "$work/acked.tsv" | psql "$conninfo" -q -c "\copy bench_acked FROM STDIN"
   previous=-1; still=0
   for _ in $(seq 1 150); do
-    rows="$(psql "$conninfo" -At -c 'SELECT count(*) FROM archive_messages')"
-    [ "$rows" -ge "$acked" ] && break
-    if [ "$rows" = "$previous" ]; then still=$((still + 1)); [ "$still" -ge 15 ] && break; else still=0; fi
-    previous="$rows"; sleep 2
+    missing="$(psql "$conninfo" -At -c 'SELECT count(*) FROM bench_acked a WHERE NOT EXISTS
+      (SELECT 1 FROM archive_messages m WHERE m.device = a.device AND m.seq = a.seq)')"
+    [ "$missing" -eq 0 ] && break
+    if [ "$missing" = "$previous" ]; then still=$((still + 1)); [ "$still" -ge 15 ] && break; else still=0; fi
+    previous="$missing"; sleep 2
   done
   psql "$conninfo" -At -F $'\t' -c "SELECT device, seq, (extract(epoch FROM received_at) * 1000)::bigint FROM archive_messages" >"$work/archived.tsv"
 
@@ -181,7 +188,7 @@ for n in (1, 2):
     found = re.findall(r'\\?"filled\\?":(\d+)', open(f"{work}/archive-{n}.log", errors="replace").read())
     filled += int(found[-1]) if found else 0
 print(json.dumps({"devices": int(devices), "acked": len(sent), "msg_per_s": round(len(sent) / float(seconds), 1),
-                  "archived": len(archived), "filled": filled, "devices_unfinished": int(unfinished), "lost": len(lost), "lost_at_node_death": len(window),
+                  "archived": sum(1 for k in sent if k in archived), "filled": filled, "devices_unfinished": int(unfinished), "lost": len(lost), "lost_at_node_death": len(window),
                   "lag_p50_ms": pct(lags, .5), "lag_p99_ms": pct(lags, .99),
                   "lag_calm_p50_ms": pct(calm, .5), "lag_calm_p99_ms": pct(calm, .99),
                   "node_rss_mb": [int(x) for x in mem.split()], "archiver_rss_mb": int(arch_mem), "query": json.loads(query),

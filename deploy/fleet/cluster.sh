@@ -13,11 +13,14 @@
 # FLEET_JWT_DIR/jwt-public.jwk (fleet-jwt.py keys DIR makes it); without FLEET_JWT_DIR, `up` makes a
 # key pair in DIR/jwt-keys (a trial: the private key then sits beside the nodes). The nodes store no
 # device secret; the readers' accounts (archive, viewer) are stored as SCRAM.
+# FLEET_SCHEDULERS: the nodes' Erlang scheduler flags (default "+S 1:1", one each: three nodes share
+# this machine's cores; "" for Erlang's one per core).
 # FLEET_REVOKED_RULE=0: the topic rules do not consult the group "revoked" (only to measure its cost).
 # FLEET_TLS_DIR=DIR (made by deploy/fleet/fleet-ca.sh DIR localhost …): the nodes speak MQTT over
 # TLS only, with DIR/node.pem; clients verify it with DIR/ca.pem and connect to "localhost". The
 # nodes' Erlang distribution (and ejabberdctl's) then runs over TLS too (-proto_dist inet_tls), each
-# side presenting node.pem and verifying the other's with ca.pem.
+# side presenting node.pem and verifying the other's with ca.pem; FLEET_DIST_TLS=0 keeps the
+# distribution plain (a private network between hosts, docs/fleet.md; to measure what TLS costs there).
 # Nodes start one at a time: a node must be up before the next joins.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -72,7 +75,7 @@ case "$cmd" in
         "           {fail_if_no_peer_cert, true}, {secure_renegotiate, true}]}," \
         " {client, [{certfile, \"$dir/tls/node.pem\"}, {cacertfile, \"$dir/tls/ca.pem\"}, {verify, verify_peer}," \
         "           {secure_renegotiate, true}]}]." >"$dir/tls/ssl_dist.conf"
-      dist=" -proto_dist inet_tls -ssl_dist_optfile $dir/tls/ssl_dist.conf"
+      if [ "${FLEET_DIST_TLS:-1}" != 0 ]; then dist=" -proto_dist inet_tls -ssl_dist_optfile $dir/tls/ssl_dist.conf"; fi
     fi
     keys="${FLEET_JWT_DIR:-$dir/jwt-keys}"
     if [ -z "${FLEET_JWT_DIR:-}" ] && [ ! -f "$keys/jwt-public.jwk" ]; then "$here/fleet-jwt.py" keys "$keys" >/dev/null; fi
@@ -87,7 +90,7 @@ case "$cmd" in
       sed -e "s|@HOST@|$HOST|g" -e "s|@NODE_IP@|$NODE_IP|g" -e "s|@MQTT_PORT@|$((port + n - 1))|g" \
         -e "s|@TLS@|$tls|g" -e "s|@CERTFILES@|$certfiles|g" -e "s|@JWT_KEY@|$dir/jwt/jwt-public.jwk|g" -e "${revoked_rule:-s|^||}" \
         "$here/ejabberd.yml.in" >"$d/ejabberd.yml"
-      sed -e "s|@NODE_NAME@|$(node_name "$n")|g" -e "s|@NODE_IP@|$NODE_IP|g" -e "s|@DIR@|$d|g" -e "s|@ERL@|$dir/erl|g" \
+      sed -e "s|@NODE_NAME@|$(node_name "$n")|g" -e "s|@NODE_IP@|$NODE_IP|g" -e "s|@DIR@|$d|g" -e "s|@ERL@|$dir/erl|g" -e "s|@SCHEDULERS@|${FLEET_SCHEDULERS-+S 1:1}|g" \
         -e "s|^\(ERL_OPTIONS=\".*\)\"$|\1$dist\"|" \
         "$here/ejabberdctl.cfg.in" >"$d/ejabberdctl.cfg"
       cp /etc/ejabberd/inetrc "$d/inetrc"

@@ -5,8 +5,9 @@ Each device speaks the agent's wire format on its own account: MQTT v5, QoS 1, J
 per-device `seq`, content type application/json, on keepalive/<device>/location (an OwnTracks
 fix), …/status and …/health/today, in the agent's proportions. A device waits for each PUBACK
 before the next message (as the agent's outbox does per message in flight); when its connection
-is lost it connects to the next node (after a random 0.5-2 s, as a bridge's backoff does) and sends
-the unacknowledged message again with the same seq.
+is lost it connects to the next node and sends the unacknowledged message again with the same seq.
+It connects and reconnects as a Pi's mosquitto bridge does, without blocking the loop
+(fleet_bridge.py, beside it, says how).
 
   fleet-load.py --nodes 127.0.0.1:1883,127.0.0.1:1884 --devices d1:pw1,d2:pw2 --rate 5 --seconds 60 --out acked.tsv
   fleet-load.py --cafile ca.pem --nodes localhost:8883,… …     the same over TLS (names as in the nodes' certificate)
@@ -23,14 +24,19 @@ Like the agent ([store] keep_published_h), each device keeps what it published a
 requests on keepalive/<device>/selection/seq ({"from":N,"to":M}, v5 response topic and correlation
 data) with {"ok":true,"from","to","messages":[{"seq","topic","payload"}],"not_kept":[[a,b]…],"next"}.
 With --linger S the devices stay connected S seconds after the run (the out file and the summary are
-written when the run ends), answering requests, or until SIGTERM.
+written when the run ends), answering requests, or until SIGTERM; with --keep-publishing N each also
+publishes N more messages at --rate meanwhile (not in the out file), as an agent never stops: a
+message lost at the end of a device's run is then followed by a later seq, the gap the archive
+looks for.
 """
-import argparse, json, os, random, selectors, signal, sys, time
+import argparse, json, os, selectors, signal, sys, time
 import paho.mqtt.client as mqtt
 from paho.mqtt.properties import Properties
 from paho.mqtt.packettypes import PacketTypes
 
-SELECTOR = selectors.DefaultSelector()
+from fleet_bridge import SELECTOR, TLS, BridgeConnection, configure
+
+LINGERING = [False]  # --keep-publishing, once the run is over
 
 
 def resend_reply(request_payload, kept):
@@ -63,13 +69,16 @@ def resend_reply(request_payload, kept):
     return body
 
 
-class Device:
+class Device(BridgeConnection):
     def __init__(self, name, password, nodes, args, start_at, results):
         self.name, self.password, self.nodes, self.args = name, password, nodes, args
         self.interval = 1.0 / args.rate if args.rate > 0 else None
         self.seq, self.results = args.start_seq, results
         self.node_index, self.client, self.fd, self.state = 0, None, None, "waiting"
         self.retry_at, self.connect_started, self.misc_at = start_at, 0.0, 0.0
+        # The bridge's backoff (restart_timeout BASE CAP) and its return to the first node.
+        self.restart_timeout, self.primary_check_at, self.primary_probe = args.backoff_base, None, None
+        self.sock = None  # the socket while it connects and shakes hands, before paho takes it
         self.failovers, self.retries, self.resends, self.error = 0, 0, 0, None
         self.connack_ms, self.puback_ms = [], []
         # seq -> (topic, payload) of every message the broker acknowledged: what a resend answers from.
@@ -78,6 +87,7 @@ class Device:
         self.pending = [(f"keepalive/{name}/status", b"{not json"), (f"keepalive/{name}/status", b'{"state":"online"}')] if args.malformed else []
         self.in_flight = None  # (mid, topic, payload, first_sent_ms, sent_monotonic, is_data)
         self.end, self.next_at = None, None  # the run starts when the device first connects
+        self.after_run = args.keep_publishing  # messages still to publish while lingering
 
     @property
     def finished(self):
@@ -85,67 +95,15 @@ class Device:
 
     # The socket, registered with the loop under its descriptor number (paho may close it inside
     # any of its calls; unregistering a closed descriptor is harmless with epoll).
-    def sync(self):
-        sock = self.client.socket() if self.client is not None else None
-        fd = sock.fileno() if sock is not None else -1
-        fd = fd if fd >= 0 else None
-        if fd != self.fd and self.fd is not None:
-            SELECTOR.unregister(self.fd)
-        events = selectors.EVENT_READ | (selectors.EVENT_WRITE if fd is not None and self.client.want_write() else 0)
-        if fd is not None:
-            if fd != self.fd:
-                SELECTOR.register(fd, events, self)
-            elif SELECTOR.get_key(fd).events != events:
-                SELECTOR.modify(fd, events, self)
-        self.fd = fd
-
-    def connect(self, now):
-        host, port = self.nodes[self.node_index % len(self.nodes)]
-        client = mqtt.Client(client_id=f"{self.name}-load", protocol=mqtt.MQTTv5)
-        client.username_pw_set(self.name, self.password)
-        if self.args.cafile:
-            # The nodes' certificate verified with the fleet's CA, host name checked (paho's default).
-            # paho does the handshake inside connect(), blocking this loop for its length (~ms here).
-            client.tls_set(ca_certs=self.args.cafile)
-        client.max_inflight_messages_set(20)
-        client.on_connect = self.on_connect
-        client.on_disconnect = self.on_disconnect
-        client.on_publish = self.on_publish
-        client.on_message = self.on_message
-        self.client, self.state, self.connect_started = client, "connecting", now
-        try:
-            client.connect(host, port, keepalive=10, clean_start=False)
-        except OSError:
-            self.lost(now)
-            return
-        self.sync()
-
-    def lost(self, now, count_retry=False):
-        """Connection gone (or given up on): the next node after a bridge-like backoff."""
-        if self.client is not None:
-            client, self.client = self.client, None
-            client.on_disconnect = None
-            try:
-                client.disconnect()
-            except Exception:
-                pass
-            if self.fd is not None:
-                SELECTOR.unregister(self.fd)
-            self.fd = None
-        if count_retry:
-            self.retries += 1
-        if self.in_flight is not None:  # not on the wire any more: no stall timer until it is sent again
-            self.in_flight = self.in_flight[:4] + (None,) + self.in_flight[5:]
-        self.state, self.node_index = "waiting", self.node_index + 1
-        self.failovers += 1
-        self.retry_at = now + random.uniform(0.5, 2.0)
-
     def on_connect(self, client, userdata, flags, reason, properties=None):
         if reason != 0:
             return  # the broker closes the connection; on_disconnect moves on
         now = time.monotonic()
         self.state = "connected"
         self.connack_ms.append((now - self.connect_started) * 1000)
+        self.restart_timeout = self.args.backoff_base  # mosquitto's bridge__backoff_reset on CONNACK
+        if self.node_index % len(self.nodes) != 0:
+            self.primary_check_at = now + self.args.primary_retry
         client.subscribe(f"keepalive/{self.name}/selection/seq", qos=1)
         if self.end is None:
             self.end = now + self.args.seconds
@@ -205,6 +163,10 @@ class Device:
         if self.fd is not None:
             SELECTOR.unregister(self.fd)
             self.fd = None
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+        self.drop_probe()
         client, self.client = self.client, None
         if client is not None:
             client.on_disconnect = None
@@ -219,11 +181,15 @@ class Device:
             if now >= self.retry_at:
                 self.connect(now)
             return
-        if self.state == "connecting" and now - self.connect_started > self.args.connect_timeout:
+        if self.state in ("tcp", "handshake", "connecting") and now - self.connect_started > self.args.connect_timeout:
             self.lost(now)
             return
         # paho's keepalive check would drop a connection still waiting for its CONNACK after
         # `keepalive` seconds: the connect timeout above decides that instead.
+        if self.state == "connected":
+            self.check_primary(now)
+            if self.state != "connected":
+                return
         if self.state == "connected" and now >= self.misc_at:
             self.misc_at = now + 1
             self.client.loop_misc()
@@ -233,13 +199,15 @@ class Device:
         if self.state != "connected":
             return
         if self.in_flight is not None:
-            if self.in_flight[4] is not None and now - self.in_flight[4] > self.args.ack_timeout:
+            if self.args.ack_timeout > 0 and self.in_flight[4] is not None and now - self.in_flight[4] > self.args.ack_timeout:
                 self.lost(now, count_retry=True)  # stalled: the next node, the same message
             return
         if self.pending:
             topic, payload = self.pending.pop(0)
             self.send(topic, payload, int(time.time() * 1000), False)
-        elif self.interval is not None and now < self.end and now >= self.next_at:
+        elif self.interval is not None and (now < self.end or (LINGERING[0] and self.after_run > 0)) and now >= self.next_at:
+            if now >= self.end:
+                self.after_run -= 1
             wall = time.time()
             topic, body = self.message(wall)
             self.send(f"keepalive/{self.name}/{topic}", json.dumps(body, separators=(",", ":")).encode(), int(wall * 1000), True)
@@ -253,11 +221,18 @@ def run_loop(devices, until):
     while not until():
         for key, mask in SELECTOR.select(timeout=0.05):
             device = key.data
-            if device.client is None:
-                continue
             try:
+                if device.sock is not None:
+                    device.advance()
+                    continue
+                if device.client is None:
+                    continue
                 if mask & selectors.EVENT_READ:
                     device.client.loop_read(max_packets=10)
+                    # What TLS has decrypted already is not seen by epoll: read it now.
+                    while device.client is not None and TLS[0] is not None and device.client.socket() is not None \
+                            and device.client.socket().pending() > 0:
+                        device.client.loop_read(max_packets=10)
                 if device.client is not None and mask & selectors.EVENT_WRITE:
                     device.client.loop_write()
                 if device.client is not None:
@@ -289,16 +264,26 @@ def main():
     parser.add_argument("--rate", type=float, default=1.0, help="messages per second per device (0: connect only)")
     parser.add_argument("--seconds", type=float, default=30, help="each device's run, from its first connection")
     parser.add_argument("--ramp", type=float, default=0, help="first connections spread evenly over this many seconds")
-    parser.add_argument("--connect-timeout", type=float, default=15, help="seconds to wait for a CONNACK before the next node")
-    parser.add_argument("--ack-timeout", type=float, default=30, help="seconds to wait for a PUBACK before the next node")
+    parser.add_argument("--connect-timeout", type=float, default=60,
+                        help="seconds for an attempt (TCP, TLS, CONNACK) before the next node (a bridge's keepalive_interval, 60)")
+    parser.add_argument("--keepalive", type=int, default=60, help="MQTT keepalive (a bridge's keepalive_interval, 60)")
+    parser.add_argument("--backoff-base", type=int, default=2, help="restart_timeout's base (pi-bridge.conf.in: 2)")
+    parser.add_argument("--backoff-cap", type=int, default=30, help="restart_timeout's cap (pi-bridge.conf.in: 30; 0: always the base)")
+    parser.add_argument("--primary-retry", type=float, default=5,
+                        help="seconds between tries of the first node while on another (round_robin false: 5; 0: never go back)")
+    parser.add_argument("--ack-timeout", type=float, default=0,
+                        help="seconds to wait for a PUBACK before the next node (0, as a bridge: never, the keepalive decides)")
     parser.add_argument("--start-seq", type=int, default=1)
     parser.add_argument("--cafile", help="MQTT over TLS, the nodes verified with this CA (fleet-ca.sh's ca.pem)")
     parser.add_argument("--malformed", action="store_true", help="each device also sends two messages the archive must reject")
     parser.add_argument("--out", required=True)
+    parser.add_argument("--keep-publishing", type=int, default=0, metavar="N",
+                        help="while lingering, publish N more messages each at --rate (not written to --out)")
     parser.add_argument("--linger", type=float, default=0,
                         help="seconds to stay connected after the run, answering resend requests (until SIGTERM)")
     args = parser.parse_args()
     nodes = [(n.rsplit(":", 1)[0], int(n.rsplit(":", 1)[1])) for n in args.nodes.split(",")]
+    configure(nodes, args.cafile)
     spec = open(args.devices[1:]).read().split() if args.devices.startswith("@") else args.devices.split(",")
     results, devices = [], []
     started = time.monotonic()
@@ -326,6 +311,7 @@ def main():
         stop = [False]
         signal.signal(signal.SIGTERM, lambda signum, frame: stop.__setitem__(0, True))
         until = time.monotonic() + args.linger
+        LINGERING[0] = args.keep_publishing > 0
         run_loop(devices, lambda: stop[0] or time.monotonic() > until)
         print(json.dumps({"resend_requests_answered": sum(d.resends for d in devices)}), file=sys.stderr, flush=True)
     for device in devices:
