@@ -3,6 +3,7 @@ and topic rules as shipped) plus what the page needs from a cluster node: an HTT
 serves the page's files (mod_http_fileserver) and MQTT over WebSockets at /mqtt (mod_mqtt).
 Started and stopped with ejabberdctl as deploy/fleet/cluster.sh does, on loopback only."""
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -47,7 +48,10 @@ class Node:
             f.write(config)
         with open(os.path.join(FLEET, "ejabberdctl.cfg.in")) as f:
             ctl = f.read().replace("@NODE_NAME@", f"pagecheck{self.mqtt}@localhost").replace("@NODE_IP@", "127.0.0.1")
-            ctl = ctl.replace("@DIR@", self.dir).replace("@ERL@", "/usr/bin/erl")
+            # One node alone: Erlang's default schedulers (cluster.sh gives each of its three one).
+            ctl = ctl.replace("@DIR@", self.dir).replace("@ERL@", "/usr/bin/erl").replace("@SCHEDULERS@", "")
+        left = re.findall(r"@[A-Z_]+@", ctl)
+        assert not left, f"deploy/fleet/ejabberdctl.cfg.in has placeholders this check does not fill: {left}"
         with open(os.path.join(self.dir, "ejabberdctl.cfg"), "w") as f:
             f.write(ctl)
         shutil.copy("/etc/ejabberd/inetrc", os.path.join(self.dir, "inetrc"))
