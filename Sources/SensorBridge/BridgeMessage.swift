@@ -98,14 +98,13 @@ public struct BridgeMessage: Sendable, Equatable {
             case .failure(let rejection): return .failure(.badAcceleration(rejection))
             }
         } else {
-            let decoder = forwarded.first { $0.char == char }
-            guard char == "2a37" || char == "2a53" || decoder != nil else {
+            guard let decode = Self.decoder(of: char, forwarded: forwarded) else {
                 return .failure(.unknownCharacteristic(char, known: ["2a37", "2a53"] + forwarded.map { $0.char } + ["pmd_acc"]))
             }
             guard let rawValue = object["raw"] else { return .failure(.missing("raw")) }
             guard let hex = rawValue as? String, let bytes = HexBytes.decode(hex) else { return .failure(.badField("raw")) }
             raw = bytes
-            switch decoder.map({ $0.reading(bytes) }) ?? Self.reading(char: char, bytes) {
+            switch decode(bytes) {
             case .success(let value): reading = value
             case .failure(let rejection): return .failure(rejection)
             }
@@ -115,10 +114,16 @@ public struct BridgeMessage: Sendable, Equatable {
         return .success(BridgeMessage(sensor: sensor, timestamp: timestamp, seq: seq, raw: raw, reading: reading))
     }
 
-    /// The reading a built-in characteristic's value carries: 2a53 or 2a37.
-    private static func reading(char: String, _ bytes: [UInt8]) -> Result<Reading, Rejection> {
-        if char == "2a53" { return RSCMeasurement.parse(bytes).map(Reading.runningSpeedCadence).mapError(Rejection.badRSC) }
-        return HeartRateMeasurement.parse(bytes).map(Reading.heartRate).mapError(Rejection.badMeasurement)
+    /// How the value (`raw`) of `char` is read: heart rate and RSC here, any other by the
+    /// characteristic a kind declares; nil when nothing reads it.
+    private static func decoder(
+        of char: String, forwarded: [any ForwardedCharacteristic.Type]
+    ) -> (([UInt8]) -> Result<Reading, Rejection>)? {
+        switch char {
+        case "2a37": { HeartRateMeasurement.parse($0).map(Reading.heartRate).mapError(Rejection.badMeasurement) }
+        case "2a53": { RSCMeasurement.parse($0).map(Reading.runningSpeedCadence).mapError(Rejection.badRSC) }
+        default: forwarded.first { $0.char == char }.map { characteristic in { characteristic.reading($0) } }
+        }
     }
 
     /// RFC 3339 / ISO 8601 with or without fractional seconds, `Z` or an offset. The format style
