@@ -66,9 +66,24 @@ final class ArchiveWriter: Sendable {
             reject(.database, topic: message.topic)
             return nil
         }
-        count { inserted ? ($0.stored += 1) : ($0.duplicates += 1) }
+        let stored = state.withLock {
+            inserted ? ($0.counters.stored += 1) : ($0.counters.duplicates += 1)
+            return $0.counters.stored
+        }
+        if inserted, stored == killAfterCommits { killBeforeAcknowledging(message) }
         if inserted, message.kind == .daily { onNewDay?(message) }
         return inserted
+    }
+
+    /// Fault injection (`TestHooks.archiveKillAfterCommits`): the row is committed, its PUBACK
+    /// not yet written (it goes out on the network loop's next turn, after `receive` returns).
+    private let killAfterCommits = TestHooks.current.archiveKillAfterCommits
+    private func killBeforeAcknowledging(_ message: ArchivedMessage) -> Never {
+        logger.critical(
+            "fault injection: SIGKILL after a commit, before its PUBACK",
+            metadata: ["topic": "\(message.topic)", "seq": "\(message.seq)", "stored": "\(killAfterCommits ?? 0)"])
+        kill(getpid(), SIGKILL)
+        fatalError("SIGKILL did not end the process")
     }
 
     private func reject(_ rejection: ArchivedMessage.Rejection, topic: String) {

@@ -238,8 +238,10 @@ final class ArchiverProcess: Sendable {
         try config.write(toFile: configPath, atomically: true, encoding: .utf8)
     }
 
-    func start() throws {
-        let process = try ManagedProcess(name: clientID, executable: Tools.agent, arguments: ["archive", "--config", configPath])
+    /// `environment`: added to the test's own (a fault-injection hook, `TestHooks`).
+    func start(environment: [String: String]? = nil) throws {
+        let process = try ManagedProcess(
+            name: clientID, executable: Tools.agent, arguments: ["archive", "--config", configPath], environment: environment)
         running.withLock { $0 = process }
     }
 

@@ -3,7 +3,7 @@ import Foundation
 /// Every environment variable the tests, the fault suite and the demo steer the agent with, read
 /// in one place (docs/testing.md lists them). Nothing in production sets them; each one absent
 /// means the agent's own behaviour.
-struct TestHooks: Sendable {
+package struct TestHooks: Sendable {
     /// `KEEPALIVE_CLOCK_SYNCHRONISED=1|0`: overrides the kernel's "clock synchronised" answer
     /// (containers never mark it; the demo replays a 2014 capture).
     var clockSynchronised: Bool?
@@ -22,6 +22,10 @@ struct TestHooks: Sendable {
     var storeCheckAfterS: Double?
     /// `KEEPALIVE_HA_REANNOUNCE_MIN_S`: the least time between two Home Assistant announcements.
     var homeAssistantReannounceMinS: Double?
+    /// `KEEPALIVE_FAULT_ARCHIVE_KILL_AFTER_COMMITS=N`: `keepalive archive` SIGKILLs itself right
+    /// after its Nth stored row is committed, before that message's PUBACK is written (issue 48's
+    /// crash between a commit and its acknowledgement, `FleetCommitKillTests`).
+    package var archiveKillAfterCommits: Int?
 
     init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         func number(_ name: String) -> Double? { environment[name].flatMap(Double.init) }
@@ -36,7 +40,8 @@ struct TestHooks: Sendable {
         storeFullCheckMaxBytes = number("KEEPALIVE_STORE_FULL_CHECK_MAX_BYTES").map { Int64($0) }
         storeCheckAfterS = number("KEEPALIVE_STORE_CHECK_AFTER_S")
         homeAssistantReannounceMinS = number("KEEPALIVE_HA_REANNOUNCE_MIN_S")
+        archiveKillAfterCommits = number("KEEPALIVE_FAULT_ARCHIVE_KILL_AFTER_COMMITS").map { Int($0) }
     }
 
-    static let current = TestHooks()
+    package static let current = TestHooks()
 }

@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+import TestKit
+
+/// An archiver SIGKILLed between a commit and its acknowledgement (issue 48, item 3): the row is
+/// in PostgreSQL, the PUBACK never left. Started again on its persistent session, it is sent the
+/// same message again by the node and finds it stored: nothing lost, nothing doubled. The kill
+/// comes from the archiver itself at exactly that point (`KEEPALIVE_FAULT_ARCHIVE_KILL_AFTER_COMMITS`),
+/// which no timing from outside could hit.
+extension FleetSuites {
+    @Suite struct FleetCommitKillTests {
+        static let devices = ["ck01", "ck02", "ck03"]
+
+        @Test("an archiver killed after a commit and before its PUBACK: the message comes again and is stored once")
+        func killedBetweenCommitAndAcknowledgement() async throws {
+            try await withClusterAndPostgres("fleet-commit-kill") { cluster, postgres, directory in
+                try await killedBetweenCommitAndAcknowledgement(cluster: cluster, postgres: postgres, directory: directory)
+            }
+        }
+
+        private func killedBetweenCommitAndAcknowledgement(
+            cluster: FleetCluster, postgres: TestPostgres, directory: TemporaryDirectory
+        ) async throws {
+            try await cluster.register("archive", password: "pw-archive")
+            let deviceTokens = try await cluster.tokenFile(Self.devices, path: directory.file("devices.txt"))
+            let passwordFile = try directory.write("archive.password", "pw-archive\n")
+            chmod(passwordFile, 0o600)
+            let archiver = try ArchiverProcess(
+                directory: directory.path, clientID: "archive-k", port: cluster.port(1), passwordFile: passwordFile,
+                conninfo: postgres.archiverConninfo, cafile: cluster.caFile)
+            defer { archiver.stop() }
+            try archiver.start(environment: ["KEEPALIVE_FAULT_ARCHIVE_KILL_AFTER_COMMITS": "25"])
+            try await archiver.process?.waitForLine(containing: "MQTT connected", timeout: 20)
+
+            let acked = directory.file("acked.tsv")
+            let load = try ManagedProcess(
+                name: "fleet-load", executable: FleetPrerequisites.python,
+                arguments: [
+                    "\(Tools.packageRoot)/deploy/fleet/fleet-load.py", "--nodes", (1...3).map(cluster.address).joined(separator: ","),
+                    "--devices", deviceTokens, "--rate", "2", "--seconds", "20", "--out", acked, "--linger", "600",
+                ] + (cluster.caFile.map { ["--cafile", $0] } ?? []))
+            defer { load.stop() }
+
+            // The archiver ends itself by SIGKILL right after its 25th commit.
+            let killed = try #require(archiver.process)
+            let status = await killed.waitForExit(timeout: 60)
+            #expect(status == 128 + SIGKILL, "the archiver did not die by SIGKILL (status \(String(describing: status))):\n\(archiver.log.suffix(2000))")
+            let line = try #require(
+                killed.text.split(separator: "\n").last { $0.contains("SIGKILL after a commit, before its PUBACK") },
+                "no fault-injection line:\n\(killed.text.suffix(2000))")
+            let topic = try #require(line.firstMatch(of: /topic=(\S+)/).map { String($0.1) }, "\(line)")
+            let seq = try #require(line.firstMatch(of: /seq=(\d+)/).map { String($0.1) }, "\(line)")
+            let device = topic.split(separator: "/")[1]
+            #expect(try syncQuery(postgres, "SELECT count(*) FROM archive_messages WHERE device = '\(device)' AND seq = \(seq)") == [["1"]],
+                    "the message committed before the kill is not in the archive once")
+
+            // Started again without the hook, on its session: the node sends the unacknowledged
+            // message again, and the archive finds it there (a duplicate, not a second row).
+            try archiver.start()
+            try await archiver.process?.waitForLine(containing: "MQTT connected", timeout: 20)
+            try await Wait.until(timeout: 30, "the restarted archiver counting the message sent again as a duplicate:\n\(archiver.log.suffix(2000))") {
+                archiver.log.matches(of: /\\?"duplicates\\?":(\d+)/).contains { Int($0.1) ?? 0 >= 1 }
+            }
+
+            _ = try await load.waitForLine(containing: #""acked": "#, timeout: 120)
+            var expected: Set<String> = []
+            for line in try String(contentsOfFile: acked, encoding: .utf8).split(separator: "\n") {
+                let fields = line.split(separator: "\t")
+                if fields.count == 3 { expected.insert("\(fields[0])\t\(fields[1])") }
+            }
+            #expect(expected.count >= Self.devices.count * 2 * 15, "too few messages acknowledged: \(expected.count); \(load.text)")
+            var archived: [String] = []
+            do {
+                try await Wait.until(timeout: 60, "every acknowledged message in the archive") {
+                    archived = try syncQuery(postgres, "SELECT device, seq FROM archive_messages").map { $0.joined(separator: "\t") }
+                    return expected.isSubset(of: Set(archived))
+                }
+            } catch {
+                Issue.record("\(expected.subtracting(archived).count) of \(expected.count) not archived:\n\(archiver.log.suffix(3000))")
+                return
+            }
+            #expect(archived.count == Set(archived).count, "a (device, seq) stored twice")
+            #expect(Set(archived) == expected, "rows nobody acknowledged: \(Set(archived).subtracting(expected).sorted().prefix(10))")
+            print("fleet: archiver SIGKILLed after committing \(topic) seq \(seq), before its PUBACK; sent again, stored once; \(expected.count) acknowledged messages archived once each")
+        }
+    }
+}
