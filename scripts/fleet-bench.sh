@@ -13,6 +13,7 @@
 #   FLEET_RAMP=0 …                             seconds over which the devices first connect (0: all at once),
 #                                              like Pis booting over a while; the faults start after it
 #   FLEET_RATE=0 FLEET_SECONDS=5 …              connect only: CONNECT-to-CONNACK times and CPU, nothing published
+#                                              (the nodes' CPU per device: node_cpu_ms_per_device in the JSON line)
 #   FLEET_TLS=0 …                              plain MQTT instead of TLS (as the figures before 2026-11-28 23:30 UTC)
 #   FLEET_REVOKED_RULE=0 …                     topic rules without the group "revoked" (deploy/fleet/cluster.sh), to measure it
 #   FLEET_SCHEDULERS="" … / FLEET_DIST_TLS=0 … Erlang's default schedulers (not one a node) / plain distribution (cluster.sh)
@@ -195,6 +196,8 @@ print(json.dumps({"devices": int(devices), "acked": len(sent), "msg_per_s": roun
                   "connack_ms_p50_p99": [worst(json.loads(connect), "p50"), worst(json.loads(connect), "p99")],
                   "puback_ms_p50_p99": [worst(json.loads(puback), "p50"), worst(json.loads(puback), "p99")],
                   "cpu_percent": cpu, "cpu_s": cpu_s, "cpu_window_s": sampled["seconds"], "tls": tls == "true",
+                  # The connect-only mode's figure (FLEET_RATE=0): the nodes' CPU over the run per device.
+                  "node_cpu_ms_per_device": round(1000 * cpu_s["nodes"] / int(devices), 2),
                   "load_average_start_end": loadavg.split(),
                   # When the lost ones were sent, in seconds after the load started (faults: node 1 killed
                   # at 30, PostgreSQL stopped 50-80, node 1 started again at 90).

@@ -71,7 +71,7 @@ def main():
     totals = {part: 0 for part in ("nodes", "load", "archivers", "postgres")}
     for (part, _, _), (start, last) in seen.items():
         totals[part] += last - start
-    print(json.dumps({"seconds": round(time.monotonic() - began, 1), "cpu_s": {k: round(v / HZ, 1) for k, v in totals.items()}}))
+    print(json.dumps({"seconds": round(time.monotonic() - began, 1), "cpu_s": {k: round(v / HZ, 2) for k, v in totals.items()}}))
 
 
 if __name__ == "__main__":

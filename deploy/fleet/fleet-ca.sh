@@ -2,8 +2,9 @@
 # The fleet's own certificate authority and the nodes' certificate, with openssl (docs/fleet.md, "TLS").
 #
 #   deploy/fleet/fleet-ca.sh DIR NAME…    DIR/ca.pem (+ ca.key, kept off the nodes) and DIR/node.pem
-#                                          (key + certificate, for ejabberd's certfiles) valid for
-#                                          every NAME (host names; IPv4 addresses as IP entries)
+#                                          (key, certificate and the CA's certificate, for ejabberd's
+#                                          certfiles) valid for every NAME (host names; IPv4
+#                                          addresses as IP entries)
 #   FLEET_CERT=postgres deploy/fleet/fleet-ca.sh DIR NAME…
 #                                          the same CA, DIR/postgres.crt and postgres.key (separate
 #                                          files, as PostgreSQL's ssl_cert_file/ssl_key_file take them;
@@ -31,7 +32,10 @@ openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=$
   -keyout "$dir/$cert.key" -out "$dir/$cert.csr" 2>/dev/null
 openssl x509 -req -in "$dir/$cert.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" -CAcreateserial -days 825 \
   -extfile <(printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth,clientAuth\n' "$san") -out "$dir/$cert.crt" 2>/dev/null
-cat "$dir/$cert.key" "$dir/$cert.crt" >"$dir/$cert.pem"
+# The chain is in the file: without it OpenSSL 3.0 builds it at every handshake, looking the
+# issuer up in the system's store, which reads /etc/ssl/certs whole each time (docs/fleet.md,
+# "Tokens and TLS": ~0.15 ms of a node's CPU per connect).
+cat "$dir/$cert.key" "$dir/$cert.crt" "$dir/ca.pem" >"$dir/$cert.pem"
 rm -f "$dir/$cert.csr"
 chmod 644 "$dir/ca.pem"
 echo "$dir/$cert.pem"
