@@ -63,24 +63,9 @@ extension FleetSuites {
             }
 
             _ = try await load.waitForLine(containing: #""acked": "#, timeout: 120)
-            var expected: Set<String> = []
-            for line in try String(contentsOfFile: acked, encoding: .utf8).split(separator: "\n") {
-                let fields = line.split(separator: "\t")
-                if fields.count == 3 { expected.insert("\(fields[0])\t\(fields[1])") }
-            }
+            let expected = try acknowledged(in: acked)
             #expect(expected.count >= Self.devices.count * 2 * 15, "too few messages acknowledged: \(expected.count); \(load.text)")
-            var archived: [String] = []
-            do {
-                try await Wait.until(timeout: 60, "every acknowledged message in the archive") {
-                    archived = try syncQuery(postgres, "SELECT device, seq FROM archive_messages").map { $0.joined(separator: "\t") }
-                    return expected.isSubset(of: Set(archived))
-                }
-            } catch {
-                Issue.record("\(expected.subtracting(archived).count) of \(expected.count) not archived:\n\(archiver.log.suffix(3000))")
-                return
-            }
-            #expect(archived.count == Set(archived).count, "a (device, seq) stored twice")
-            #expect(Set(archived) == expected, "rows nobody acknowledged: \(Set(archived).subtracting(expected).sorted().prefix(10))")
+            guard try await expectArchivedExactlyOnce(expected, postgres: postgres, timeout: 60, log: archiver.log) else { return }
             print("fleet: archiver SIGKILLed after committing \(topic) seq \(seq), before its PUBACK; sent again, stored once; \(expected.count) acknowledged messages archived once each")
         }
     }

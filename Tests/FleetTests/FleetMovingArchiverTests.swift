@@ -56,25 +56,9 @@ extension FleetSuites {
 
             _ = try await load.waitForLine(containing: #""acked": "#, timeout: 120)
             #expect(!load.text.contains(#""failed": {"mov"#), "the load generator failed: \(load.text)")
-            var expected: Set<String> = []
-            for line in try String(contentsOfFile: acked, encoding: .utf8).split(separator: "\n") {
-                let fields = line.split(separator: "\t")
-                if fields.count == 3 { expected.insert("\(fields[0])\t\(fields[1])") }
-            }
+            let expected = try acknowledged(in: acked)
             #expect(expected.count > Self.deviceCount * 5 * 20, "too few messages acknowledged: \(expected.count); \(load.text)")
-            var archived: [String] = []
-            do {
-                try await Wait.until(timeout: 120, "every acknowledged message in the archive") {
-                    archived = try syncQuery(postgres, "SELECT device, seq FROM archive_messages").map { $0.joined(separator: "\t") }
-                    return expected.isSubset(of: Set(archived))
-                }
-            } catch {
-                let missing = expected.subtracting(archived).sorted()
-                Issue.record("\(missing.count) of \(expected.count) not archived: \(missing.prefix(20))\n\(archiver.log.suffix(3000))")
-                return
-            }
-            #expect(archived.count == Set(archived).count, "a (device, seq) stored twice")
-            #expect(Set(archived) == expected, "rows nobody acknowledged: \(Set(archived).subtracting(expected).sorted().prefix(10))")
+            guard try await expectArchivedExactlyOnce(expected, postgres: postgres, timeout: 120, log: archiver.log) else { return }
             let filled = archiver.log.matches(of: /\\?"filled\\?":(\d+)/).last.map { String($0.1) } ?? "?"
             print("fleet: \(expected.count) acknowledged messages archived once each after the move, \(filled) of them filled from the devices")
         }

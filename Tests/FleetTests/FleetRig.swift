@@ -264,3 +264,34 @@ final class ArchiverProcess: Sendable {
     func stop() { process?.stop() }
     var log: String { process?.text ?? "" }
 }
+
+/// The (device, seq) pairs a `fleet-load.py --out` file lists as acknowledged, as "device\tseq".
+func acknowledged(in path: String) throws -> Set<String> {
+    var pairs: Set<String> = []
+    for line in try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n") {
+        let fields = line.split(separator: "\t")
+        if fields.count == 3 { pairs.insert("\(fields[0])\t\(fields[1])") }
+    }
+    return pairs
+}
+
+/// Waits until every pair in `expected` is archived, then expects each stored once and no row
+/// nobody acknowledged; false (recorded, with `log`) when some never arrived.
+func expectArchivedExactlyOnce(
+    _ expected: Set<String>, postgres: TestPostgres, timeout: Double, log: @autoclosure () -> String
+) async throws -> Bool {
+    var archived: [String] = []
+    do {
+        try await Wait.until(timeout: timeout, "every acknowledged message in the archive") {
+            archived = try syncQuery(postgres, "SELECT device, seq FROM archive_messages").map { $0.joined(separator: "\t") }
+            return expected.isSubset(of: Set(archived))
+        }
+    } catch {
+        let missing = expected.subtracting(archived).sorted()
+        Issue.record("\(missing.count) of \(expected.count) not archived: \(missing.prefix(20))\n\(log().suffix(3000))")
+        return false
+    }
+    #expect(archived.count == Set(archived).count, "a (device, seq) stored twice")
+    #expect(Set(archived) == expected, "rows nobody acknowledged: \(Set(archived).subtracting(expected).sorted().prefix(10))")
+    return true
+}
