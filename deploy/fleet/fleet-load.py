@@ -20,6 +20,8 @@ loop_read/loop_write/loop_misc): no thread per device (a thread per device and o
 network loop made 1 000 devices on 2 cores spend their time in the GIL), and no select() limit.
 Devices connect spread over --ramp seconds, as a fleet that comes up over a while would.
 
+Each device subscribes to what a Pi's bridge takes in (pi-bridge.conf.in's `topic … in` lines, one
+SUBSCRIBE each on every connect, as mosquitto's bridge does; --seq-only: selection/seq alone).
 Like the agent ([store] keep_published_h), each device keeps what it published and answers resend
 requests on keepalive/<device>/selection/seq ({"from":N,"to":M}, v5 response topic and correlation
 data) with {"ok":true,"from","to","messages":[{"seq","topic","payload"}],"not_kept":[[a,b]…],"next"}.
@@ -34,7 +36,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.properties import Properties
 from paho.mqtt.packettypes import PacketTypes
 
-from fleet_bridge import SELECTOR, TLS, BridgeConnection, configure
+from fleet_bridge import SELECTOR, TLS, BridgeConnection, bridge_subscriptions, configure
 
 LINGERING = [False]  # --keep-publishing, once the run is over
 
@@ -79,7 +81,7 @@ class Device(BridgeConnection):
         # The bridge's backoff (restart_timeout BASE CAP) and its return to the first node.
         self.restart_timeout, self.primary_check_at, self.primary_probe = args.backoff_base, None, None
         self.sock = None  # the socket while it connects and shakes hands, before paho takes it
-        self.failovers, self.retries, self.resends, self.error = 0, 0, 0, None
+        self.failovers, self.retries, self.resends, self.ignored, self.error = 0, 0, 0, 0, None
         self.connack_ms, self.puback_ms = [], []
         # seq -> (topic, payload) of every message the broker acknowledged: what a resend answers from.
         self.kept = {}
@@ -104,7 +106,11 @@ class Device(BridgeConnection):
         self.restart_timeout = self.args.backoff_base  # mosquitto's bridge__backoff_reset on CONNACK
         if self.node_index % len(self.nodes) != 0:
             self.primary_check_at = now + self.args.primary_retry
-        client.subscribe(f"keepalive/{self.name}/selection/seq", qos=1)
+        if self.args.seq_only:
+            client.subscribe(f"keepalive/{self.name}/selection/seq", qos=1)
+        else:
+            for topic, qos in bridge_subscriptions(self.name):
+                client.subscribe(topic, qos=qos)
         if self.end is None:
             self.end = now + self.args.seconds
             self.next_at = now
@@ -128,7 +134,11 @@ class Device(BridgeConnection):
             self.seq += 1
 
     def on_message(self, client, userdata, message):
-        """A resend request: the kept messages of the range, as published."""
+        """A resend request: the kept messages of the range, as published. Nothing else is
+        answered (a simulated device keeps no days, takes no commands)."""
+        if message.topic != f"keepalive/{self.name}/selection/seq":
+            self.ignored += 1
+            return
         props = message.properties
         reply = Properties(PacketTypes.PUBLISH)
         reply.ContentType = "application/json"
@@ -276,6 +286,8 @@ def main():
     parser.add_argument("--start-seq", type=int, default=1)
     parser.add_argument("--cafile", help="MQTT over TLS, the nodes verified with this CA (fleet-ca.sh's ca.pem)")
     parser.add_argument("--malformed", action="store_true", help="each device also sends two messages the archive must reject")
+    parser.add_argument("--seq-only", action="store_true",
+                        help="subscribe to selection/seq only, not to every topic a Pi's bridge takes in (the figures before 2026-11-29 06:00 UTC)")
     parser.add_argument("--out", required=True)
     parser.add_argument("--keep-publishing", type=int, default=0, metavar="N",
                         help="while lingering, publish N more messages each at --rate (not written to --out)")
@@ -313,7 +325,8 @@ def main():
         until = time.monotonic() + args.linger
         LINGERING[0] = args.keep_publishing > 0
         run_loop(devices, lambda: stop[0] or time.monotonic() > until)
-        print(json.dumps({"resend_requests_answered": sum(d.resends for d in devices)}), file=sys.stderr, flush=True)
+        print(json.dumps({"resend_requests_answered": sum(d.resends for d in devices),
+                          "other_messages_ignored": sum(d.ignored for d in devices)}), file=sys.stderr, flush=True)
     for device in devices:
         if device.client is not None:
             device.client.disconnect()

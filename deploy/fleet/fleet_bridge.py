@@ -14,12 +14,24 @@ The TCP connect and the TLS handshake run in the same loop, non-blocking (paho's
 blocks for both, which made one slow handshake hold up every device of the process: a harsher
 client than a fleet of Pis, each doing its own).
 """
-import errno, random, selectors, socket, ssl, time
+import errno, os, random, re, selectors, socket, ssl, time
 import paho.mqtt.client as mqtt
 
 SELECTOR = selectors.DefaultSelector()
 TLS = [None]  # the client TLS context (--cafile): the nodes verified, host names checked
 ADDRESSES = {}  # node host name -> IPv4 address
+
+
+# What a Pi's bridge subscribes to on its node: pi-bridge.conf.in's `topic … in` lines, read from
+# the template itself. mosquitto's bridge sends one SUBSCRIBE a topic on every connect, and each
+# costs the nodes an ACL check and a Mnesia transaction: a connect's cost includes them.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "pi-bridge.conf.in")) as template:
+    BRIDGE_IN = [(m.group(1), int(m.group(2))) for m in re.finditer(r"^topic (\S+) in (\d)$", template.read(), re.M)]
+
+
+def bridge_subscriptions(device):
+    """(topic, QoS) a Pi's bridge subscribes to, in the template's order, for `device`."""
+    return [(topic.replace("@DEVICE@", device), qos) for topic, qos in BRIDGE_IN]
 
 
 def configure(nodes, cafile):
