@@ -28,8 +28,7 @@ extension FleetSuites {
             // The readers' accounts; the devices' tokens, signed in one go.
             for user in ["archive", "viewer"] { try await cluster.register(user, password: "pw-\(user)") }
             let deviceTokens = try await cluster.tokenFile(devices, path: directory.file("devices.txt"))
-            let passwordFile = try directory.write("archive.password", "pw-archive\n")
-            chmod(passwordFile, 0o600)
+            let passwordFile = try archivePasswordFile(in: directory)
             let archiverA = try ArchiverProcess(
                 directory: directory.path, clientID: "archive-a", port: cluster.port(1), passwordFile: passwordFile, conninfo: postgres.archiverConninfo,
                 cafile: cluster.caFile)
@@ -49,15 +48,9 @@ extension FleetSuites {
             }
 
             let acked = directory.file("acked.tsv")
-            let nodes = (1...3).map(cluster.address).joined(separator: ",")
             // The devices stay connected after the run, answering the archive's resend requests.
-            let load = try ManagedProcess(
-                name: "fleet-load", executable: FleetPrerequisites.python,
-                arguments: [
-                    "\(Tools.packageRoot)/deploy/fleet/fleet-load.py", "--nodes", nodes,
-                    "--devices", deviceTokens, "--rate", "5", "--seconds", "50", "--malformed",
-                    "--out", acked, "--linger", "600",
-                ] + (cluster.caFile.map { ["--cafile", $0] } ?? []))
+            let load = try startFleetLoad(
+                cluster: cluster, tokens: deviceTokens, acked: acked, ["--rate", "5", "--seconds", "50", "--malformed"])
             defer { load.stop() }
             let clock = ContinuousClock()
             let start = clock.now

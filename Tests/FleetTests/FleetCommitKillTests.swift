@@ -23,8 +23,7 @@ extension FleetSuites {
         ) async throws {
             try await cluster.register("archive", password: "pw-archive")
             let deviceTokens = try await cluster.tokenFile(Self.devices, path: directory.file("devices.txt"))
-            let passwordFile = try directory.write("archive.password", "pw-archive\n")
-            chmod(passwordFile, 0o600)
+            let passwordFile = try archivePasswordFile(in: directory)
             let archiver = try ArchiverProcess(
                 directory: directory.path, clientID: "archive-k", port: cluster.port(1), passwordFile: passwordFile,
                 conninfo: postgres.archiverConninfo, cafile: cluster.caFile)
@@ -33,12 +32,7 @@ extension FleetSuites {
             try await archiver.process?.waitForLine(containing: "MQTT connected", timeout: 20)
 
             let acked = directory.file("acked.tsv")
-            let load = try ManagedProcess(
-                name: "fleet-load", executable: FleetPrerequisites.python,
-                arguments: [
-                    "\(Tools.packageRoot)/deploy/fleet/fleet-load.py", "--nodes", (1...3).map(cluster.address).joined(separator: ","),
-                    "--devices", deviceTokens, "--rate", "2", "--seconds", "20", "--out", acked, "--linger", "600",
-                ] + (cluster.caFile.map { ["--cafile", $0] } ?? []))
+            let load = try startFleetLoad(cluster: cluster, tokens: deviceTokens, acked: acked, ["--rate", "2", "--seconds", "20"])
             defer { load.stop() }
 
             // The archiver ends itself by SIGKILL right after its 25th commit.

@@ -20,8 +20,7 @@ extension FleetSuites {
             let devices = (1...Self.deviceCount).map { String(format: "mov%02d", $0) }
             try await cluster.register("archive", password: "pw-archive")
             let deviceTokens = try await cluster.tokenFile(devices, path: directory.file("devices.txt"))
-            let passwordFile = try directory.write("archive.password", "pw-archive\n")
-            chmod(passwordFile, 0o600)
+            let passwordFile = try archivePasswordFile(in: directory)
             // The only archiver running (the other is stopped): on node 1, knowing nodes 2 and 3.
             let archiver = try ArchiverProcess(
                 directory: directory.path, clientID: "archive-a", port: cluster.port(1), passwordFile: passwordFile,
@@ -31,14 +30,7 @@ extension FleetSuites {
             try await archiver.process?.waitForLine(containing: "MQTT connected", timeout: 20)
 
             let acked = directory.file("acked.tsv")
-            let nodes = (1...3).map(cluster.address).joined(separator: ",")
-            let load = try ManagedProcess(
-                name: "fleet-load", executable: FleetPrerequisites.python,
-                arguments: [
-                    "\(Tools.packageRoot)/deploy/fleet/fleet-load.py", "--nodes", nodes,
-                    "--devices", deviceTokens, "--rate", "5", "--seconds", "30",
-                    "--out", acked, "--linger", "600",
-                ] + (cluster.caFile.map { ["--cafile", $0] } ?? []))
+            let load = try startFleetLoad(cluster: cluster, tokens: deviceTokens, acked: acked, ["--rate", "5", "--seconds", "30"])
             defer { load.stop() }
             try await Wait.until(timeout: 30, "the load under way in the archive before the node dies") {
                 Int(try syncQuery(postgres, "SELECT count(*) FROM archive_messages").first?.first ?? "0") ?? 0 >= 200

@@ -250,10 +250,8 @@ final class ArchiverProcess: Sendable {
     static func connected(clientID: String, node: Int, cluster: FleetCluster, postgres: TestPostgres, directory: TemporaryDirectory) async throws
         -> ArchiverProcess
     {
-        let passwordFile = try directory.write("archive.password", "pw-archive\n")
-        chmod(passwordFile, 0o600)
         let archiver = try ArchiverProcess(
-            directory: directory.path, clientID: clientID, port: cluster.port(node), passwordFile: passwordFile,
+            directory: directory.path, clientID: clientID, port: cluster.port(node), passwordFile: try archivePasswordFile(in: directory),
             conninfo: postgres.archiverConninfo, cafile: cluster.caFile)
         try archiver.start()
         try await archiver.process?.waitForLine(containing: "MQTT connected", timeout: 20)
@@ -263,6 +261,27 @@ final class ArchiverProcess: Sendable {
     func kill9() { process?.kill9() }
     func stop() { process?.stop() }
     var log: String { process?.text ?? "" }
+}
+
+/// The `archive` account's password (`pw-archive`) in a file of `directory`, mode 0600, as
+/// `[mqtt] password_file` takes it.
+func archivePasswordFile(in directory: TemporaryDirectory) throws -> String {
+    let path = try directory.write("archive.password", "pw-archive\n")
+    chmod(path, 0o600)
+    return path
+}
+
+/// deploy/fleet/fleet-load.py's simulated devices (`tokens`: `FleetCluster.tokenFile`) over the
+/// cluster's three nodes, over TLS when it speaks it, writing what was acknowledged to `acked`
+/// and staying connected 600 s after their run to answer resend requests; `arguments` adds the
+/// rate, the length and the rest.
+func startFleetLoad(cluster: FleetCluster, tokens: String, acked: String, _ arguments: [String]) throws -> ManagedProcess {
+    try ManagedProcess(
+        name: "fleet-load", executable: FleetPrerequisites.python,
+        arguments: [
+            "\(Tools.packageRoot)/deploy/fleet/fleet-load.py", "--nodes", (1...3).map(cluster.address).joined(separator: ","),
+            "--devices", tokens, "--out", acked, "--linger", "600",
+        ] + arguments + (cluster.caFile.map { ["--cafile", $0] } ?? []))
 }
 
 /// The (device, seq) pairs a `fleet-load.py --out` file lists as acknowledged, as "device\tseq".

@@ -56,8 +56,7 @@ extension FleetSuites {
                 arguments: ["-i", "lo", "-U", "-w", betweenNodes, "tcp and (\(distribution.map { "port \($0)" }.joined(separator: " or ")))"])
             try await distributionDump.waitForLine(containing: "listening on", timeout: 10)
 
-            let passwordFile = try directory.write("archive.password", "pw-archive\n")
-            chmod(passwordFile, 0o600)
+            let passwordFile = try archivePasswordFile(in: directory)
             let archiver = try ArchiverProcess(
                 directory: directory.path, clientID: "archive-tls", port: cluster.port(2), passwordFile: passwordFile,
                 conninfo: postgres.archiverConninfo, cafile: "\(tls)/ca.pem")
