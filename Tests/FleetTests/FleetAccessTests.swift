@@ -9,10 +9,7 @@ import TestKit
 extension FleetSuites {
     @Suite struct FleetAccessTests {
         @Test("each device reaches only its own topics, on every node") func eachDeviceReachesOnlyItsOwnTopics() async throws {
-            let directory = try TemporaryDirectory("fleet-access")
-            chmod(directory.path, 0o755)
-            let cluster = FleetCluster(directory: directory.file("cluster"), basePort: freeNodePorts(), tlsDirectory: try await makeFleetCA(in: directory))
-            try await cluster.run { try await checkAccess(cluster) }
+            try await withCluster("fleet-access") { cluster, _ in try await checkAccess(cluster) }
         }
 
         private func checkAccess(_ cluster: FleetCluster) async throws {

@@ -53,6 +53,15 @@ func withClusterAndPostgres(
     }
 }
 
+/// A fresh directory with a three-node cluster in it, speaking MQTT over TLS only (its own CA),
+/// up while `body` runs and taken down after it, whether it threw or not; no PostgreSQL.
+func withCluster(_ label: String, _ body: (FleetCluster, TemporaryDirectory) async throws -> Void) async throws {
+    let directory = try TemporaryDirectory(label)
+    chmod(directory.path, 0o755)
+    let cluster = FleetCluster(directory: directory.file("cluster"), basePort: freeNodePorts(), tlsDirectory: try await makeFleetCA(in: directory))
+    try await cluster.run { try await body(cluster, directory) }
+}
+
 /// The first of three consecutive free ports below Linux's ephemeral range (32768-60999): a node
 /// restarted after a SIGKILL must get its port back, which a client's outgoing connection may
 /// have taken meanwhile if it were ephemeral.

@@ -20,8 +20,10 @@ loop_read/loop_write/loop_misc): no thread per device (a thread per device and o
 network loop made 1 000 devices on 2 cores spend their time in the GIL), and no select() limit.
 Devices connect spread over --ramp seconds, as a fleet that comes up over a while would.
 
-Each device subscribes to what a Pi's bridge takes in (pi-bridge.conf.in's `topic … in` lines, one
-SUBSCRIBE each on every connect, as mosquitto's bridge does; --seq-only: selection/seq alone).
+Each device connects as a Pi's bridge does, from pi-bridge.conf.in (fleet_bridge.py): the bridge's
+will, its state published retained, one SUBSCRIBE per `topic … in` line and, unless the template
+says `bridge_attempt_unsubscribe false`, one UNSUBSCRIBE per `out` line, on every connect
+(--seq-only: one SUBSCRIBE to selection/seq, nothing else).
 Like the agent ([store] keep_published_h), each device keeps what it published and answers resend
 requests on keepalive/<device>/selection/seq ({"from":N,"to":M}, v5 response topic and correlation
 data) with {"ok":true,"from","to","messages":[{"seq","topic","payload"}],"not_kept":[[a,b]…],"next"}.
@@ -36,7 +38,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.properties import Properties
 from paho.mqtt.packettypes import PacketTypes
 
-from fleet_bridge import SELECTOR, TLS, BridgeConnection, bridge_subscriptions, configure
+from fleet_bridge import SELECTOR, TLS, BridgeConnection, bridge_notification_topic, bridge_on_connect, configure
 
 LINGERING = [False]  # --keep-publishing, once the run is over
 
@@ -109,8 +111,14 @@ class Device(BridgeConnection):
         if self.args.seq_only:
             client.subscribe(f"keepalive/{self.name}/selection/seq", qos=1)
         else:
-            for topic, qos in bridge_subscriptions(self.name):
-                client.subscribe(topic, qos=qos)
+            notification = bridge_notification_topic(self.name)
+            if notification:
+                client.publish(notification, b"1", qos=1, retain=True)
+            for kind, topic, qos in bridge_on_connect(self.name):
+                if kind == "subscribe":
+                    client.subscribe(topic, qos=qos)
+                else:
+                    client.unsubscribe(topic)
         if self.end is None:
             self.end = now + self.args.seconds
             self.next_at = now
@@ -287,7 +295,7 @@ def main():
     parser.add_argument("--cafile", help="MQTT over TLS, the nodes verified with this CA (fleet-ca.sh's ca.pem)")
     parser.add_argument("--malformed", action="store_true", help="each device also sends two messages the archive must reject")
     parser.add_argument("--seq-only", action="store_true",
-                        help="subscribe to selection/seq only, not to every topic a Pi's bridge takes in (the figures before 2026-11-29 06:00 UTC)")
+                        help="subscribe to selection/seq only, and send nothing else a Pi's bridge sends on connect (the figures before 2026-11-29 06:00 UTC)")
     parser.add_argument("--out", required=True)
     parser.add_argument("--keep-publishing", type=int, default=0, metavar="N",
                         help="while lingering, publish N more messages each at --rate (not written to --out)")

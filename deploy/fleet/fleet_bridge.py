@@ -22,16 +22,48 @@ TLS = [None]  # the client TLS context (--cafile): the nodes verified, host name
 ADDRESSES = {}  # node host name -> IPv4 address
 
 
-# What a Pi's bridge subscribes to on its node: pi-bridge.conf.in's `topic … in` lines, read from
-# the template itself. mosquitto's bridge sends one SUBSCRIBE a topic on every connect, and each
-# costs the nodes an ACL check and a Mnesia transaction: a connect's cost includes them.
-with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "pi-bridge.conf.in")) as template:
-    BRIDGE_IN = [(m.group(1), int(m.group(2))) for m in re.finditer(r"^topic (\S+) in (\d)$", template.read(), re.M)]
+# What a Pi's bridge sends on every connect, read from pi-bridge.conf.in itself so the two cannot
+# drift apart (mosquitto 2.0.11, src/bridge.c: bridge__connect and bridge__on_connect; checked
+# against a real mosquitto bridge's packets by BridgeConnectPacketsTests; docs/fleet.md, "A Pi's
+# connect, as its bridge makes it"):
+# - with `notifications true`, a will on notification_topic ("0", QoS 1, retained) in the CONNECT,
+#   and "1" published there, retained, once the CONNACK is in;
+# - then, topic line by topic line: a SUBSCRIBE for each `in` (or `both`) topic, and an UNSUBSCRIBE
+#   for each `out` topic unless `bridge_attempt_unsubscribe false`.
+# Each SUBSCRIBE costs the nodes an ACL check and a Mnesia transaction on every node; each
+# UNSUBSCRIBE one more transaction; the retained notification a replicated write.
+def _read_bridge_template():
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "pi-bridge.conf.in")) as template:
+        text = template.read()
+    def setting(name, default):
+        found = re.findall(rf"^{name} (\S+)$", text, re.M)
+        return found[-1] if found else default
+    topics = [(m.group(1), m.group(2), int(m.group(3))) for m in re.finditer(r"^topic (\S+) (in|out|both) (\d)$", text, re.M)]
+    return {"topics": topics,
+            "notifications": setting("notifications", "true") == "true",
+            "notification_topic": setting("notification_topic", None),
+            "attempt_unsubscribe": setting("bridge_attempt_unsubscribe", "true") == "true"}
 
 
-def bridge_subscriptions(device):
-    """(topic, QoS) a Pi's bridge subscribes to, in the template's order, for `device`."""
-    return [(topic.replace("@DEVICE@", device), qos) for topic, qos in BRIDGE_IN]
+BRIDGE = _read_bridge_template()
+
+
+def bridge_notification_topic(device):
+    """The bridge's will and state topic for `device`, or None without notifications."""
+    topic = BRIDGE["notification_topic"]
+    return topic.replace("@DEVICE@", device) if BRIDGE["notifications"] and topic else None
+
+
+def bridge_on_connect(device):
+    """What the bridge sends after its CONNACK, in its order: ("subscribe" | "unsubscribe", topic, QoS)."""
+    packets = []
+    for topic, direction, qos in BRIDGE["topics"]:
+        topic = topic.replace("@DEVICE@", device)
+        if direction in ("in", "both"):
+            packets.append(("subscribe", topic, qos))
+        elif BRIDGE["attempt_unsubscribe"]:
+            packets.append(("unsubscribe", topic, qos))
+    return packets
 
 
 def configure(nodes, cafile):
@@ -121,6 +153,9 @@ class BridgeConnection:
         client.on_disconnect = self.on_disconnect
         client.on_publish = self.on_publish
         client.on_message = self.on_message
+        notification = None if self.args.seq_only else bridge_notification_topic(self.name)
+        if notification:
+            client.will_set(notification, b"0", qos=1, retain=True)
         self.client, self.state = client, "connecting"
         try:
             client.connect(host, port, keepalive=self.args.keepalive, clean_start=False)
