@@ -28,8 +28,8 @@ extension FleetSuites {
             try await viewer.waitFor("pi-a's own status, across nodes") { $0.topic == "keepalive/pi-a/status" }
             #expect(!viewer.messages.contains { $0.topic == "keepalive/pi-b/status" }, "pi-a forged pi-b's status: \(viewer.messages)")
 
-            // pi-b may not read pi-a's data, nor everything.
-            for filter in ["keepalive/pi-a/#", "#", "keepalive/+/status"] {
+            // pi-b may not read pi-a's data, nor its requests, nor everything.
+            for filter in ["keepalive/pi-a/#", "#", "keepalive/+/status", "keepalive/pi-a/selection/+", "keepalive/+/selection/date"] {
                 let refused = try await runCommand(
                     Tools.mosquittoSub, ["-h", "127.0.0.1", "-p", String(cluster.port(3)), "-V", "5", "-t", filter, "-W", "3"] + credentials("pi-b"))
                 #expect(refused.output.contains("denied"), "pi-b subscribing to \(filter): \(refused.output)")
