@@ -15,8 +15,8 @@
 #   FLEET_RATE=0 FLEET_SECONDS=5 …              connect only: CONNECT-to-CONNACK times and CPU, nothing published
 #                                              (the nodes' CPU per device: node_cpu_ms_per_device in the JSON line)
 #   FLEET_TLS=0 …                              plain MQTT instead of TLS (as the figures before 2026-11-28 23:30 UTC)
-#   FLEET_SEQ_ONLY=1 …                         devices subscribe to selection/seq only, not to every topic a Pi's
-#                                              bridge takes in (fleet-load.py --seq-only: the figures before 2026-11-29 06:00 UTC)
+#   FLEET_SEQ_ONLY=1 …                         devices send one SUBSCRIBE (selection/seq) on connect, not what a Pi's
+#                                              bridge sends (fleet-load.py --seq-only: the figures before 2026-11-29 06:00 UTC)
 #   FLEET_REVOKED_RULE=0 …                     topic rules without the group "revoked" (deploy/fleet/cluster.sh), to measure it
 #   FLEET_SCHEDULERS="" … / FLEET_DIST_TLS=0 … Erlang's default schedulers (not one a node) / plain distribution (cluster.sh)
 #   FLEET_KEEP=1 …                             keep each size's work directory (acked.tsv, archived.tsv, logs)

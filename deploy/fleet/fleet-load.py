@@ -38,7 +38,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.properties import Properties
 from paho.mqtt.packettypes import PacketTypes
 
-from fleet_bridge import SELECTOR, TLS, BridgeConnection, bridge_notification_topic, bridge_on_connect, configure
+from fleet_bridge import SELECTOR, TLS, BridgeConnection, configure
 
 LINGERING = [False]  # --keep-publishing, once the run is over
 
@@ -108,17 +108,7 @@ class Device(BridgeConnection):
         self.restart_timeout = self.args.backoff_base  # mosquitto's bridge__backoff_reset on CONNACK
         if self.node_index % len(self.nodes) != 0:
             self.primary_check_at = now + self.args.primary_retry
-        if self.args.seq_only:
-            client.subscribe(f"keepalive/{self.name}/selection/seq", qos=1)
-        else:
-            notification = bridge_notification_topic(self.name)
-            if notification:
-                client.publish(notification, b"1", qos=1, retain=True)
-            for kind, topic, qos in bridge_on_connect(self.name):
-                if kind == "subscribe":
-                    client.subscribe(topic, qos=qos)
-                else:
-                    client.unsubscribe(topic)
+        self.send_after_connack(client)
         if self.end is None:
             self.end = now + self.args.seconds
             self.next_at = now

@@ -164,6 +164,21 @@ class BridgeConnection:
             return
         self.sync()
 
+    def send_after_connack(self, client):
+        """What the bridge sends once its CONNACK is in: its state, then its topic lines' packets
+        (--seq-only: one SUBSCRIBE to selection/seq, as the figures before 2026-11-29 06:00 UTC)."""
+        if self.args.seq_only:
+            client.subscribe(f"keepalive/{self.name}/selection/seq", qos=1)
+            return
+        notification = bridge_notification_topic(self.name)
+        if notification:
+            client.publish(notification, b"1", qos=1, retain=True)
+        for kind, topic, qos in bridge_on_connect(self.name):
+            if kind == "subscribe":
+                client.subscribe(topic, qos=qos)
+            else:
+                client.unsubscribe(topic)
+
     def lost(self, now, count_retry=False, next_index=None):
         """Connection gone (or given up on): the next node after the bridge's backoff."""
         if self.sock is not None:
