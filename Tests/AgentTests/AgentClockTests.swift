@@ -179,7 +179,7 @@ struct AgentClockTests {
             brokerPort: broker.port, gpsPort: gps.port, extraConfig: "[hr]\ntransport = \"none\"\n",
             environment: ["KEEPALIVE_CLOCK_SYNCHRONISED": "0"])
         defer { _ = agent.stop() }
-        try await Wait.until(timeout: 60, "GPS-stamped fixes stored") {
+        try await Wait.until(timeout: 60, "GPS-stamped fixes stored; gpsfake:\n\(gps.process.text.suffix(1000))\nthe agent's log:\n\(agent.log.suffix(3000))") {
             let db = try? SQLiteConnection(path: agent.storePath, readOnly: true)
             return (try? db?.scalarInt("SELECT count(*) FROM fix WHERE time_source = 'gps'")) ?? 0 >= 5
         }

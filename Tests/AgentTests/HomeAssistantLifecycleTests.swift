@@ -27,12 +27,17 @@ struct HomeAssistantLifecycleTests {
 
     /// Waits until the broker holds `count` retained configs of `keepalive_testpi`; returns them.
     @discardableResult
-    static func waitForRetainedConfigs(port: Int, count: Int, timeout: Double = 15) async throws -> [String: String] {
+    /// `log`: the agent's, appended to the failure (why it announced nothing, when it did not).
+    static func waitForRetainedConfigs(
+        port: Int, count: Int, timeout: Double = 15, log: @autoclosure () -> String = ""
+    ) async throws -> [String: String] {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             let configs = try await retainedConfigs(port: port)
             if configs.count == count { return configs }
-            if Date() > deadline { throw WaitTimeout(description: "\(count) retained configs; the broker holds \(configs.count): \(configs.keys.sorted())") }
+            if Date() > deadline {
+                throw WaitTimeout(description: "\(count) retained configs; the broker holds \(configs.count): \(configs.keys.sorted())\(log().suffix(3000))")
+            }
             try await Task.sleep(for: .milliseconds(300))
         }
     }

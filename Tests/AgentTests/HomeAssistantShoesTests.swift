@@ -33,7 +33,7 @@ struct HomeAssistantShoesTests {
         defer { broker.stop() }
         let first = try AgentProcess(brokerPort: broker.port)
         defer { first.stop() }
-        try await HomeAssistantLifecycleTests.waitForRetainedConfigs(port: broker.port, count: 18)
+        try await HomeAssistantLifecycleTests.waitForRetainedConfigs(port: broker.port, count: 18, log: "\nthe agent's log:\n\(first.log)")
         let added = try await cli(first, ["gear", "add", "--name", "Pegasus 41", "--limit-km", "800", "--start-km", "120.5"])
         let trail = try await cli(first, ["gear", "add", "--id", "old_trail", "--name", "Old trail", "--limit-km", "700"])
         let configs = await captured { try await HomeAssistantLifecycleTests.waitForRetainedConfigs(port: broker.port, count: 20) }
